@@ -1,0 +1,39 @@
+// Package meta is Clinsight's meta-analysis engine: per-study effect sizes,
+// fixed- and random-effects pooling, heterogeneity statistics and forest
+// plots, computed to agree with R's metafor package (version 3.8-1).
+//
+// The flow is LoadCSV (or ParseRows for already-parsed rows, such as an xlsx
+// sheet) → Analyze → Result, which marshals to JSON with metafor's names and
+// is drawn by WriteForestPlot.
+//
+// # What is reproduced from metafor
+//
+//   - Effect sizes follow escalc: log odds ratio (OR), log risk ratio (RR)
+//     and risk difference (RD) from 2x2 counts; mean difference (MD) and
+//     Hedges' g (SMD, exact gamma-function correction, vtype="LS" variance)
+//     from means, SDs and group sizes; generic inverse variance (GEN, GENRatio)
+//     from a reported estimate and its confidence interval.
+//   - Zero cells: add = 1/2 to every cell of a study with a zero cell
+//     (add=1/2, to="only0"); to="all", "if0all" and "none" are available.
+//   - Double-zero studies (ai=ci=0 or bi=di=0): escalc and rma.uni keep them by
+//     default (drop00=FALSE): after the 1/2 correction they contribute a log OR
+//     of 0 and a finite variance. rma.mh pools the uncorrected tables (a
+//     double-zero table adds nothing to the Mantel–Haenszel sums but counts in
+//     k) and computes its Q statistic from escalc with drop00=TRUE, so
+//     double-zero studies are left out of QE, I² and H² there. Both
+//     behaviours are reproduced; Options.Drop00 drops them for rma.uni too.
+//   - Pooling follows rma.uni (methods EE, DL, REML; test "z" or "knha") and
+//     rma.mh (MH for OR with the Robins–Breslow–Greenland variance, RR and RD
+//     with metafor's variances, no continuity correction). REML uses
+//     metafor's Fisher scoring: Hedges' estimator as the starting value, step
+//     halving to keep τ² ≥ 0, convergence when τ² changes by less than 1e-5
+//     (metafor's control threshold), and metafor's check that τ² is not a
+//     worse local maximum than τ² = 0.
+//   - I² and H² for random-effects models use metafor's "typical" sampling
+//     variance (k−1)/tr(P); prediction intervals are those of predict.rma
+//     (the same critical value as the confidence interval).
+//
+// Missing values (NA or empty cells) are an error unless
+// InputSpec.SkipMissing is set, in which case the study is omitted as
+// metafor's na.omit does and the result carries a note.
+package meta
