@@ -1,0 +1,188 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/clinsight/clinsight/datasets"
+)
+
+// Config is the workspace configuration, stored as config.json.
+type Config struct {
+	// OllamaHost is the base URL of the local model server. It is the only
+	// address Clinsight ever sends data to.
+	OllamaHost string `json:"ollama_host"`
+	// Models are the default model names per task.
+	Models Models `json:"models"`
+	// Limits bound the work done for one request.
+	Limits Limits `json:"limits"`
+	// Sources are the registered data sources.
+	Sources []Source `json:"sources"`
+}
+
+// Models names the default model for each kind of task.
+type Models struct {
+	// SQL writes SQL for cohort discovery.
+	SQL string `json:"sql"`
+	// Chat answers, explains, extracts and judges eligibility.
+	Chat string `json:"chat"`
+	// Embedding embeds documents and queries for retrieval.
+	Embedding string `json:"embedding"`
+}
+
+// Limits bound query execution.
+type Limits struct {
+	// QueryTimeout stops a query that runs longer.
+	QueryTimeout Duration `json:"query_timeout"`
+	// MaxRows caps the rows a query returns.
+	MaxRows int `json:"max_rows"`
+}
+
+// Source is a registered SQLite database.
+type Source struct {
+	// Name identifies the source in the UI and on the command line (--db).
+	Name string `json:"name"`
+	// Path is the database file: relative paths are inside the workspace's
+	// data directory (sources the workspace owns), absolute paths point to
+	// files registered in place (opened read-only, never modified).
+	Path string `json:"path"`
+	// Kind says where the data came from: "demo", "csv", "mimic-iv" or
+	// "sqlite" (an existing file registered read-only).
+	Kind string `json:"kind"`
+	// Description is shown to the user.
+	Description string `json:"description,omitempty"`
+	// Added is when the source was registered.
+	Added time.Time `json:"added"`
+}
+
+// Source kinds.
+const (
+	SourceDemo    = "demo"
+	SourceCSV     = "csv"
+	SourceMIMICIV = "mimic-iv"
+	SourceSQLite  = "sqlite"
+)
+
+// Validate checks a source before it is registered.
+func (s Source) Validate() error {
+	switch {
+	case strings.TrimSpace(s.Name) == "":
+		return errors.New("a data source needs a name")
+	case strings.ContainsAny(s.Name, `/\`):
+		return fmt.Errorf("data source name %q must not contain slashes", s.Name)
+	case s.Path == "":
+		return fmt.Errorf("data source %q has no database path", s.Name)
+	}
+	switch s.Kind {
+	case SourceDemo, SourceCSV, SourceMIMICIV, SourceSQLite:
+	default:
+		return fmt.Errorf("data source %q has unknown kind %q", s.Name, s.Kind)
+	}
+	return nil
+}
+
+// Duration is a time.Duration written as text ("30s") in JSON.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as text.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "30s"-style text or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("invalid duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("invalid duration %s: want text like \"30s\" or seconds", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// DefaultOllamaHost is where a local Ollama listens by default.
+const DefaultOllamaHost = "http://127.0.0.1:11434"
+
+// DefaultConfig returns the configuration of a new workspace. The Ollama
+// host honours $OLLAMA_HOST; the models are laptop-sized defaults (see the
+// README).
+func DefaultConfig() Config {
+	host := DefaultOllamaHost
+	if h := os.Getenv("OLLAMA_HOST"); h != "" {
+		host = normalizeHost(h)
+	}
+	return Config{
+		OllamaHost: host,
+		Models: Models{
+			SQL:       "qwen2.5-coder:7b",
+			Chat:      "llama3.1:8b",
+			Embedding: "nomic-embed-text",
+		},
+		Limits: Limits{
+			QueryTimeout: Duration(datasets.DefaultTimeout),
+			MaxRows:      datasets.DefaultMaxRows,
+		},
+		Sources: []Source{},
+	}
+}
+
+// normalizeHost accepts OLLAMA_HOST forms ("127.0.0.1:11434", ":11434",
+// "http://host:port") and returns a URL.
+func normalizeHost(h string) string {
+	h = strings.TrimSpace(h)
+	if !strings.Contains(h, "://") {
+		if strings.HasPrefix(h, ":") {
+			h = "127.0.0.1" + h
+		}
+		h = "http://" + h
+	}
+	return strings.TrimRight(h, "/")
+}
+
+// Validate checks a configuration.
+func (c Config) Validate() error {
+	u, err := url.Parse(c.OllamaHost)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("ollama_host %q is not an http(s) URL like %s", c.OllamaHost, DefaultOllamaHost)
+	}
+	if c.Limits.QueryTimeout <= 0 {
+		return fmt.Errorf("limits.query_timeout must be positive, got %s", time.Duration(c.Limits.QueryTimeout))
+	}
+	if c.Limits.MaxRows <= 0 {
+		return fmt.Errorf("limits.max_rows must be positive, got %d", c.Limits.MaxRows)
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Sources {
+		if err := s.Validate(); err != nil {
+			return err
+		}
+		key := strings.ToLower(s.Name)
+		if seen[key] {
+			return fmt.Errorf("two data sources are named %q", s.Name)
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
+// RunnerOptions returns the query runner limits of this configuration.
+func (c Config) RunnerOptions() datasets.RunnerOptions {
+	return datasets.RunnerOptions{Timeout: time.Duration(c.Limits.QueryTimeout), MaxRows: c.Limits.MaxRows}
+}
+
+func (c Config) clone() Config {
+	c.Sources = slices.Clone(c.Sources)
+	return c
+}

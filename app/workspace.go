@@ -1,0 +1,272 @@
+// Package app wires Clinsight's parts together: the workspace (config,
+// data sources, logs) and the services the GUI and the CLI call. The
+// pipelines live in its subpackages (app/cohort, app/trials, ...). Nothing in
+// app imports Fyne.
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// EnvWorkspace names the environment variable that selects the workspace
+// directory when no --workspace flag is given.
+const EnvWorkspace = "CLINSIGHT_WORKSPACE"
+
+// configFile is the workspace's configuration file name.
+const configFile = "config.json"
+
+// ResolveDir returns the workspace directory: flagDir when set, else
+// $CLINSIGHT_WORKSPACE, else Clinsight under the OS user configuration
+// directory (~/.config/Clinsight on Linux).
+func ResolveDir(flagDir string) (string, error) {
+	if flagDir != "" {
+		return filepath.Abs(flagDir)
+	}
+	if d := os.Getenv(EnvWorkspace); d != "" {
+		return filepath.Abs(d)
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("find the user configuration directory (set %s or --workspace): %w", EnvWorkspace, err)
+	}
+	return filepath.Join(base, "Clinsight"), nil
+}
+
+// Workspace is a directory holding Clinsight's configuration, the data
+// databases, the vector store file and the logs. Open it once; it is safe
+// for concurrent use.
+type Workspace struct {
+	dir    string
+	logger *slog.Logger
+	logOut io.Closer
+
+	mu     sync.Mutex
+	config Config
+	// warnings collects problems found while opening that the user should
+	// see (for example a corrupt config that was replaced by defaults).
+	warnings []string
+}
+
+// Open opens the workspace in dir, creating the directory layout and a
+// default configuration when they are missing. A configuration file that
+// cannot be read as JSON is kept aside (config.json.corrupt-TIMESTAMP) and
+// replaced by defaults, and a warning says so: the app never refuses to
+// start over it, and nothing is lost.
+func Open(dir string) (*Workspace, error) {
+	for _, d := range []string{dir, filepath.Join(dir, "data"), filepath.Join(dir, "vectors"), filepath.Join(dir, "logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("open workspace %s: %w", dir, err)
+		}
+	}
+	ws := &Workspace{dir: dir}
+	logFile, err := os.OpenFile(filepath.Join(dir, "logs", "clinsight.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace log: %w", err)
+	}
+	ws.logOut = logFile
+	ws.logger = slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	cfg, err := ws.loadConfig()
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	ws.config = cfg
+	return ws, nil
+}
+
+// loadConfig reads config.json, writing defaults when it is missing and
+// replacing it (after a backup) when it is corrupt or invalid.
+func (ws *Workspace) loadConfig() (Config, error) {
+	path := filepath.Join(ws.dir, configFile)
+	raw, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		cfg := DefaultConfig()
+		if err := writeConfig(path, cfg); err != nil {
+			return Config{}, err
+		}
+		return cfg, nil
+	case err != nil:
+		return Config{}, fmt.Errorf("read workspace config %s: %w", path, err)
+	}
+	cfg, perr := parseConfig(raw)
+	if perr == nil {
+		return cfg, nil
+	}
+	backup := fmt.Sprintf("%s.corrupt-%s", path, time.Now().Format("20060102-150405"))
+	if err := os.Rename(path, backup); err != nil {
+		return Config{}, fmt.Errorf("workspace config %s is unreadable (%v) and could not be moved aside: %w", path, perr, err)
+	}
+	msg := fmt.Sprintf("The settings file was unreadable (%v); it was saved as %s and default settings were restored.", perr, filepath.Base(backup))
+	ws.warnings = append(ws.warnings, msg)
+	ws.logger.Warn("workspace config replaced by defaults", "path", path, "backup", backup, "err", perr)
+	cfg = DefaultConfig()
+	if err := writeConfig(path, cfg); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// parseConfig decodes and validates a configuration, filling defaults for
+// fields an older file does not have.
+func parseConfig(raw []byte) (Config, error) {
+	cfg := DefaultConfig()
+	cfg.Sources = nil
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return Config{}, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// writeConfig writes the configuration atomically (temp file + rename).
+func writeConfig(path string, cfg Config) error {
+	raw, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode workspace config: %w", err)
+	}
+	return writeFileAtomic(path, append(raw, '\n'))
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames it
+// over path, so readers never see a half-written file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Close releases the workspace's log file.
+func (ws *Workspace) Close() error {
+	if ws.logOut != nil {
+		return ws.logOut.Close()
+	}
+	return nil
+}
+
+// Dir returns the workspace directory.
+func (ws *Workspace) Dir() string { return ws.dir }
+
+// DataDir returns the directory that holds the workspace's databases.
+func (ws *Workspace) DataDir() string { return filepath.Join(ws.dir, "data") }
+
+// VectorsDir returns the directory of the vector store files.
+func (ws *Workspace) VectorsDir() string { return filepath.Join(ws.dir, "vectors") }
+
+// LogPath returns the path of the workspace log.
+func (ws *Workspace) LogPath() string { return filepath.Join(ws.dir, "logs", "clinsight.log") }
+
+// Logger returns the workspace's structured logger (JSON lines in LogPath).
+func (ws *Workspace) Logger() *slog.Logger { return ws.logger }
+
+// Warnings returns problems found while opening the workspace that the user
+// should be told about.
+func (ws *Workspace) Warnings() []string {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return slices.Clone(ws.warnings)
+}
+
+// Config returns a copy of the current configuration.
+func (ws *Workspace) Config() Config {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.config.clone()
+}
+
+// UpdateConfig applies change to a copy of the configuration, validates the
+// result and saves it; on any error the configuration is unchanged.
+func (ws *Workspace) UpdateConfig(change func(*Config)) error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	cfg := ws.config.clone()
+	change(&cfg)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := writeConfig(filepath.Join(ws.dir, configFile), cfg); err != nil {
+		return err
+	}
+	ws.config = cfg
+	return nil
+}
+
+// Source returns the data source with the given name.
+func (ws *Workspace) Source(name string) (Source, bool) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, s := range ws.config.Sources {
+		if strings.EqualFold(s.Name, name) {
+			return s, true
+		}
+	}
+	return Source{}, false
+}
+
+// ResolveDB turns a --db argument into a database path: the name of a
+// registered data source, or a file path.
+func (ws *Workspace) ResolveDB(nameOrPath string) (string, error) {
+	if nameOrPath == "" {
+		return "", errors.New("no database given: pass --db with a file path or a data source name (see 'clinsight tables')")
+	}
+	if s, ok := ws.Source(nameOrPath); ok {
+		return ws.SourcePath(s), nil
+	}
+	return filepath.Abs(nameOrPath)
+}
+
+// SourcePath returns the absolute path of a source's database file;
+// workspace-owned sources are stored relative to the data directory.
+func (ws *Workspace) SourcePath(s Source) string {
+	if filepath.IsAbs(s.Path) {
+		return s.Path
+	}
+	return filepath.Join(ws.DataDir(), s.Path)
+}
+
+// AddSource registers a data source, replacing one of the same name.
+func (ws *Workspace) AddSource(s Source) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	return ws.UpdateConfig(func(c *Config) {
+		c.Sources = slices.DeleteFunc(c.Sources, func(o Source) bool { return strings.EqualFold(o.Name, s.Name) })
+		c.Sources = append(c.Sources, s)
+	})
+}
+
+// RemoveSource unregisters a data source. The database file is not deleted.
+func (ws *Workspace) RemoveSource(name string) error {
+	if _, ok := ws.Source(name); !ok {
+		return fmt.Errorf("no data source named %q", name)
+	}
+	return ws.UpdateConfig(func(c *Config) {
+		c.Sources = slices.DeleteFunc(c.Sources, func(o Source) bool { return strings.EqualFold(o.Name, name) })
+	})
+}

@@ -1,0 +1,176 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func openTemp(t *testing.T) *Workspace {
+	t.Helper()
+	ws, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+func TestResolveDir(t *testing.T) {
+	t.Setenv(EnvWorkspace, "")
+	t.Setenv("XDG_CONFIG_HOME", "/tmp/xdg-test")
+	if got, _ := ResolveDir("/explicit"); got != "/explicit" {
+		t.Errorf("flag: got %s", got)
+	}
+	t.Setenv(EnvWorkspace, "/from-env")
+	if got, _ := ResolveDir(""); got != "/from-env" {
+		t.Errorf("env: got %s", got)
+	}
+	if got, _ := ResolveDir("/explicit"); got != "/explicit" {
+		t.Errorf("flag beats env: got %s", got)
+	}
+	t.Setenv(EnvWorkspace, "")
+	if got, _ := ResolveDir(""); got != "/tmp/xdg-test/Clinsight" {
+		t.Errorf("default: got %s", got)
+	}
+}
+
+func TestOpenCreatesLayoutAndDefaults(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "")
+	ws := openTemp(t)
+	for _, d := range []string{ws.DataDir(), ws.VectorsDir(), filepath.Dir(ws.LogPath())} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			t.Errorf("%s not created: %v", d, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws.Dir(), "config.json")); err != nil {
+		t.Fatalf("config not written: %v", err)
+	}
+	cfg := ws.Config()
+	if cfg.OllamaHost != DefaultOllamaHost || cfg.Limits.MaxRows != 50_000 || time.Duration(cfg.Limits.QueryTimeout) != 30*time.Second {
+		t.Errorf("defaults: %+v", cfg)
+	}
+	if len(ws.Warnings()) != 0 {
+		t.Errorf("warnings on a fresh workspace: %v", ws.Warnings())
+	}
+	// Reopening reads the same settings back.
+	ws.Close()
+	again, err := Open(ws.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.Config().OllamaHost != cfg.OllamaHost {
+		t.Error("settings not persisted")
+	}
+}
+
+func TestOllamaHostFromEnvironment(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:9999":        "http://127.0.0.1:9999",
+		":9999":                 "http://127.0.0.1:9999",
+		"http://gpu-box:11434/": "http://gpu-box:11434",
+	} {
+		t.Setenv("OLLAMA_HOST", in)
+		if got := DefaultConfig().OllamaHost; got != want {
+			t.Errorf("OLLAMA_HOST=%q: got %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCorruptConfigIsKeptAsideAndReplaced(t *testing.T) {
+	for name, content := range map[string]string{
+		"not json":      "{this is not json",
+		"invalid value": `{"ollama_host": "ftp://x", "limits": {"query_timeout": "30s", "max_rows": 10}}`,
+		"bad duration":  `{"ollama_host": "http://127.0.0.1:11434", "limits": {"query_timeout": "soon", "max_rows": 10}}`,
+		"empty":         "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ws, err := Open(dir)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			defer ws.Close()
+			if len(ws.Warnings()) != 1 || !strings.Contains(ws.Warnings()[0], "default settings were restored") {
+				t.Errorf("warnings = %v", ws.Warnings())
+			}
+			backups, _ := filepath.Glob(filepath.Join(dir, "config.json.corrupt-*"))
+			if len(backups) != 1 {
+				t.Fatalf("backup not kept: %v", backups)
+			}
+			if got, _ := os.ReadFile(backups[0]); string(got) != content {
+				t.Errorf("backup content changed")
+			}
+			if err := ws.Config().Validate(); err != nil {
+				t.Errorf("replacement config invalid: %v", err)
+			}
+		})
+	}
+}
+
+func TestOldConfigGetsNewDefaults(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"ollama_host": "http://10.1.2.3:11434"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	cfg := ws.Config()
+	if cfg.OllamaHost != "http://10.1.2.3:11434" || cfg.Limits.MaxRows != 50_000 || cfg.Models.SQL == "" {
+		t.Errorf("config = %+v", cfg)
+	}
+	if len(ws.Warnings()) != 0 {
+		t.Errorf("unexpected warnings %v", ws.Warnings())
+	}
+}
+
+func TestSourcesAndUpdateConfig(t *testing.T) {
+	ws := openTemp(t)
+	if err := ws.AddSource(Source{Name: "ehr", Path: "/data/ehr.sqlite", Kind: SourceSQLite}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.AddSource(Source{Name: "local", Path: "local.sqlite", Kind: SourceCSV}); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := ws.ResolveDB("EHR"); p != "/data/ehr.sqlite" {
+		t.Errorf("source by name (case-insensitive): %s", p)
+	}
+	if p, _ := ws.ResolveDB("local"); p != filepath.Join(ws.DataDir(), "local.sqlite") {
+		t.Errorf("relative source path: %s", p)
+	}
+	if p, _ := ws.ResolveDB("some/file.db"); !filepath.IsAbs(p) {
+		t.Errorf("file path not made absolute: %s", p)
+	}
+	if _, err := ws.ResolveDB(""); err == nil {
+		t.Error("empty --db accepted")
+	}
+	for _, bad := range []Source{{Name: "", Path: "x", Kind: SourceCSV}, {Name: "a/b", Path: "x", Kind: SourceCSV}, {Name: "x", Path: "", Kind: SourceCSV}, {Name: "x", Path: "p", Kind: "nope"}} {
+		if err := ws.AddSource(bad); err == nil {
+			t.Errorf("invalid source %+v accepted", bad)
+		}
+	}
+	if err := ws.UpdateConfig(func(c *Config) { c.Limits.MaxRows = -1 }); err == nil {
+		t.Error("invalid update accepted")
+	}
+	if ws.Config().Limits.MaxRows != 50_000 {
+		t.Error("failed update changed the config")
+	}
+	if err := ws.RemoveSource("ehr"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.RemoveSource("ehr"); err == nil {
+		t.Error("removing a missing source succeeded")
+	}
+	if got := len(ws.Config().Sources); got != 1 {
+		t.Errorf("%d sources left, want 1", got)
+	}
+}

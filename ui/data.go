@@ -1,0 +1,433 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/export"
+)
+
+// browseRows is how many rows the Browse tab shows of a table.
+const browseRows = 1000
+
+// DataScreen shows the workspace's data sources and their tables, lets the
+// user browse a table, run read-only SQL, import data and export results.
+type DataScreen struct {
+	ctx     context.Context
+	ws      *app.Workspace
+	window  fyne.Window
+	version string
+
+	sourceList   *widget.List
+	tableList    *widget.List
+	sourceInfo   *widget.Label
+	browse       *resultTable
+	browseStatus *widget.Label
+	editor       *widget.Entry
+	runBtn       *widget.Button
+	cancelBtn    *widget.Button
+	exportBtn    *widget.Button
+	result       *resultTable
+	resultStatus *widget.Label
+	tabs         *container.AppTabs
+	content      fyne.CanvasObject
+
+	// Owned by the UI goroutine.
+	sources    []app.Source
+	source     int
+	tables     []datasets.Table
+	lastResult *datasets.Result
+	lastSQL    string
+	runCancel  context.CancelFunc
+
+	mu       sync.Mutex
+	finished int // async operations completed (tests wait on it)
+	gen      int // catalog load generation: late results are dropped
+}
+
+// NewDataScreen builds the Data screen; call Refresh to load it.
+func NewDataScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) *DataScreen {
+	s := &DataScreen{ctx: ctx, ws: ws, window: w, version: version, source: -1}
+
+	s.sourceList = widget.NewList(
+		func() int { return len(s.sources) },
+		func() fyne.CanvasObject { return widget.NewLabel("data source name") },
+		func(id widget.ListItemID, o fyne.CanvasObject) {
+			src := s.sources[id]
+			o.(*widget.Label).SetText(fmt.Sprintf("%s (%s)", src.Name, src.Kind))
+		},
+	)
+	s.sourceList.OnSelected = s.selectSource
+
+	s.tableList = widget.NewList(
+		func() int { return len(s.tables) },
+		func() fyne.CanvasObject { return widget.NewLabel("table name and rows") },
+		func(id widget.ListItemID, o fyne.CanvasObject) {
+			t := s.tables[id]
+			rows := formatCount(t.RowCount)
+			if t.RowCountEstimated {
+				rows = "about " + rows
+			}
+			o.(*widget.Label).SetText(fmt.Sprintf("%s — %s rows", t.Name, rows))
+		},
+	)
+	s.tableList.OnSelected = s.selectTable
+
+	s.sourceInfo = widget.NewLabel("")
+	s.sourceInfo.Wrapping = fyne.TextWrapWord
+
+	s.browse = newResultTable()
+	s.browseStatus = widget.NewLabel("Select a table to see its first rows.")
+
+	s.editor = widget.NewMultiLineEntry()
+	s.editor.SetPlaceHolder("SELECT gender, count(*) FROM patients GROUP BY gender")
+	s.editor.SetMinRowsVisible(5)
+	s.runBtn = widget.NewButtonWithIcon("Run", theme.MediaPlayIcon(), func() { s.RunSQL(s.editor.Text) })
+	s.runBtn.Importance = widget.HighImportance
+	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() {
+		if s.runCancel != nil {
+			s.runCancel()
+		}
+	})
+	s.cancelBtn.Disable()
+	s.exportBtn = widget.NewButtonWithIcon("Export to Excel…", theme.DocumentSaveIcon(), s.chooseExport)
+	s.exportBtn.Disable()
+	s.result = newResultTable()
+	s.resultStatus = widget.NewLabel("Read-only: only SELECT, WITH, VALUES, EXPLAIN and schema PRAGMAs run; anything that writes is refused.")
+	s.resultStatus.Wrapping = fyne.TextWrapWord
+
+	browseTab := container.NewBorder(s.browseStatus, nil, nil, nil, s.browse.table)
+	sqlTop := container.NewBorder(nil, container.NewHBox(s.runBtn, s.cancelBtn, s.exportBtn), nil, nil, s.editor)
+	sqlTab := container.NewBorder(container.NewVBox(sqlTop, s.resultStatus), nil, nil, nil, s.result.table)
+	s.tabs = container.NewAppTabs(
+		container.NewTabItem("Browse", browseTab),
+		container.NewTabItem("SQL", sqlTab),
+	)
+
+	importMenu := widget.NewButtonWithIcon("Import…", theme.FolderOpenIcon(), nil)
+	importMenu.OnTapped = func() {
+		menu := fyne.NewMenu("",
+			fyne.NewMenuItem("CSV or CSV.gz file…", s.chooseCSV),
+			fyne.NewMenuItem("MIMIC-IV folder (hosp/, icu/)…", s.chooseMIMIC),
+			fyne.NewMenuItem("Existing SQLite file (read-only)…", s.chooseSQLite),
+		)
+		pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(importMenu)
+		widget.ShowPopUpMenuAtPosition(menu, s.window.Canvas(), pos.AddXY(0, importMenu.Size().Height))
+	}
+	left := container.NewVSplit(
+		container.NewBorder(bold("Data sources"), nil, nil, nil, s.sourceList),
+		container.NewBorder(bold("Tables"), nil, nil, nil, s.tableList),
+	)
+	left.Offset = 0.35
+	leftPane := container.NewBorder(nil, container.NewHBox(importMenu, widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), s.Refresh)), nil, nil, left)
+	right := container.NewBorder(s.sourceInfo, nil, nil, nil, s.tabs)
+	split := container.NewHSplit(leftPane, right)
+	split.Offset = 0.27
+	s.content = split
+	return s
+}
+
+func bold(text string) *widget.Label {
+	return widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+}
+
+// Content returns the screen's root object.
+func (s *DataScreen) Content() fyne.CanvasObject { return s.content }
+
+// Refresh reloads the sources and selects the current (or first) one.
+func (s *DataScreen) Refresh() {
+	current := ""
+	if s.source >= 0 && s.source < len(s.sources) {
+		current = s.sources[s.source].Name
+	}
+	s.sources = s.ws.Config().Sources
+	s.sourceList.UnselectAll()
+	s.sourceList.Refresh()
+	s.tables = nil
+	s.tableList.Refresh()
+	if len(s.sources) == 0 {
+		s.source = -1
+		s.sourceInfo.SetText("No data sources yet. Import a CSV file, a MIMIC-IV folder or an existing SQLite file, or run 'clinsight demo init'.")
+		return
+	}
+	sel := 0
+	for i, src := range s.sources {
+		if src.Name == current {
+			sel = i
+		}
+	}
+	s.sourceList.Select(sel)
+}
+
+// selectSource loads the tables of a source off the UI goroutine.
+func (s *DataScreen) selectSource(id widget.ListItemID) {
+	if id < 0 || id >= len(s.sources) {
+		return
+	}
+	s.source = id
+	src := s.sources[id]
+	s.sourceInfo.SetText(fmt.Sprintf("%s — %s\n%s", src.Name, src.Description, s.ws.SourcePath(src)))
+	s.tables = nil
+	s.tableList.UnselectAll()
+	s.tableList.Refresh()
+	s.mu.Lock()
+	s.gen++
+	gen := s.gen
+	s.mu.Unlock()
+	go func() {
+		cat, err := s.ws.Catalog(s.ctx, src.Name, false)
+		fyne.Do(func() {
+			defer s.done()
+			s.mu.Lock()
+			stale := gen != s.gen
+			s.mu.Unlock()
+			if stale {
+				return
+			}
+			if err != nil {
+				showError(s.window, fmt.Errorf("could not read data source %q: %w", src.Name, err))
+				return
+			}
+			s.tables = cat.Tables
+			s.tableList.Refresh()
+		})
+	}()
+}
+
+// selectTable shows the first rows of a table in the Browse tab.
+func (s *DataScreen) selectTable(id widget.ListItemID) {
+	if id < 0 || id >= len(s.tables) || s.source < 0 {
+		return
+	}
+	src, table := s.sources[s.source].Name, s.tables[id].Name
+	total := s.tables[id].RowCount
+	s.tabs.SelectIndex(0)
+	s.browseStatus.SetText("Reading " + table + " …")
+	go func() {
+		res, err := s.ws.BrowseTable(s.ctx, src, table, browseRows)
+		fyne.Do(func() {
+			defer s.done()
+			if err != nil {
+				s.browseStatus.SetText("Could not read " + table + ".")
+				showError(s.window, err)
+				return
+			}
+			s.browse.SetResult(res)
+			if res.Truncated {
+				s.browseStatus.SetText(fmt.Sprintf("%s: the first %s of %s rows", table, formatCount(int64(len(res.Rows))), formatCount(total)))
+			} else {
+				s.browseStatus.SetText(fmt.Sprintf("%s: %s rows", table, formatCount(int64(len(res.Rows)))))
+			}
+		})
+	}()
+}
+
+// RunSQL runs query on the selected source through the read-only runner
+// and shows the result, its row count, time and any truncation.
+func (s *DataScreen) RunSQL(query string) {
+	if s.source < 0 {
+		s.resultStatus.SetText("Select a data source first.")
+		return
+	}
+	src := s.sources[s.source].Name
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.runCancel = cancel
+	s.runBtn.Disable()
+	s.cancelBtn.Enable()
+	s.resultStatus.SetText("Running…")
+	s.tabs.SelectIndex(1)
+	go func() {
+		res, err := s.ws.Query(ctx, src, query, datasets.RunnerOptions{})
+		cancel()
+		fyne.Do(func() {
+			defer s.done()
+			s.runBtn.Enable()
+			s.cancelBtn.Disable()
+			s.runCancel = nil
+			if err != nil {
+				s.lastResult = nil
+				s.exportBtn.Disable()
+				s.result.SetResult(nil)
+				if errors.Is(err, context.Canceled) {
+					s.resultStatus.SetText("Cancelled.")
+				} else {
+					s.resultStatus.SetText("Error: " + err.Error())
+				}
+				return
+			}
+			s.lastResult, s.lastSQL = res, query
+			s.exportBtn.Enable()
+			s.result.SetResult(res)
+			s.resultStatus.SetText(resultSummary(res, s.ws.Config().Limits.MaxRows))
+		})
+	}()
+}
+
+// resultSummary describes a result: rows, time and the truncation notice.
+func resultSummary(res *datasets.Result, maxRows int) string {
+	msg := fmt.Sprintf("%s rows · %s", formatCount(int64(len(res.Rows))), res.Elapsed.Round(time.Millisecond))
+	if res.Truncated {
+		msg += fmt.Sprintf("\nTruncated: the result has more than %s rows; only the first %s are shown. Narrow the query or raise the row cap in Settings.",
+			formatCount(int64(maxRows)), formatCount(int64(len(res.Rows))))
+	}
+	return msg
+}
+
+// ExportResult writes the last SQL result to an Excel workbook at path,
+// with progress and Cancel.
+func (s *DataScreen) ExportResult(path string) {
+	res, query := s.lastResult, s.lastSQL
+	if res == nil {
+		return
+	}
+	src := s.sources[s.source]
+	prov := export.Provenance{AppVersion: s.version, DataSource: s.ws.SourcePath(src), Query: query, Created: time.Now()}
+	prov.Add("Data source name", src.Name)
+	prov.Add("Rows", len(res.Rows))
+	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, progress datasets.ProgressFunc) error {
+		total := int64(len(res.Rows))
+		_, err := app.ExportResult(ctx, path, res, prov, func(n int64) {
+			progress(datasets.Progress{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
+		})
+		return err
+	}, func(err error) {
+		defer s.done()
+		if err != nil {
+			showError(s.window, err)
+			return
+		}
+		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %s rows to %s", formatCount(int64(len(res.Rows))), path), s.window)
+	})
+}
+
+// ImportCSV imports a CSV file into the workspace with progress and Cancel.
+func (s *DataScreen) ImportCSV(path string) *task {
+	return runTask(s.ctx, s.window, "Import CSV", func(ctx context.Context, progress datasets.ProgressFunc) error {
+		_, err := s.ws.ImportCSVToWorkspace(ctx, path, datasets.CSVOptions{Progress: progress})
+		return err
+	}, s.afterImport)
+}
+
+// ImportMIMIC imports a MIMIC-IV folder into the workspace.
+func (s *DataScreen) ImportMIMIC(dir string) *task {
+	return runTask(s.ctx, s.window, "Import MIMIC-IV", func(ctx context.Context, progress datasets.ProgressFunc) error {
+		_, err := s.ws.ImportMIMICToWorkspace(ctx, dir, datasets.MIMICOptions{Progress: progress})
+		return err
+	}, s.afterImport)
+}
+
+// AddSQLite registers an existing SQLite file, read-only.
+func (s *DataScreen) AddSQLite(path string) {
+	go func() {
+		_, err := s.ws.RegisterSQLite(s.ctx, path, "")
+		fyne.Do(func() { s.afterImport(err) })
+	}()
+}
+
+func (s *DataScreen) afterImport(err error) {
+	defer s.done()
+	if err != nil {
+		showError(s.window, err)
+	}
+	s.Refresh()
+}
+
+func (s *DataScreen) chooseCSV() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			showError(s.window, err)
+			return
+		}
+		r.Close()
+		s.ImportCSV(r.URI().Path())
+	}, s.window)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".csv", ".gz"}))
+	d.Show()
+}
+
+func (s *DataScreen) chooseMIMIC() {
+	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+		if err != nil || u == nil {
+			showError(s.window, err)
+			return
+		}
+		s.ImportMIMIC(u.Path())
+	}, s.window)
+}
+
+func (s *DataScreen) chooseSQLite() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			showError(s.window, err)
+			return
+		}
+		r.Close()
+		s.AddSQLite(r.URI().Path())
+	}, s.window)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".sqlite", ".sqlite3", ".db"}))
+	d.Show()
+}
+
+func (s *DataScreen) chooseExport() {
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil || w == nil {
+			showError(s.window, err)
+			return
+		}
+		uri := w.URI()
+		w.Close()
+		// The exporter writes a temp file and renames it over path only on
+		// success: drop the empty file the dialog created, so an error or
+		// Cancel leaves nothing behind.
+		if err := storage.Delete(uri); err != nil {
+			showError(s.window, err)
+			return
+		}
+		s.ExportResult(uri.Path())
+	}, s.window)
+	d.SetFileName("clinsight-result.xlsx")
+	d.Show()
+}
+
+// done records a finished asynchronous operation.
+func (s *DataScreen) done() {
+	s.mu.Lock()
+	s.finished++
+	s.mu.Unlock()
+}
+
+// finishedOps returns how many asynchronous operations have finished.
+func (s *DataScreen) finishedOps() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finished
+}
+
+// formatCount prints n with thousands separators.
+func formatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

@@ -1,0 +1,88 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/clinsight/clinsight/datasets"
+)
+
+// resultTable shows a query result in a virtualized widget.Table: cells are
+// recycled, so a result of 50,000 rows costs no more to show than 50.
+type resultTable struct {
+	table *widget.Table
+	res   *datasets.Result
+}
+
+func newResultTable() *resultTable {
+	rt := &resultTable{}
+	rt.table = widget.NewTable(
+		func() (int, int) {
+			if rt.res == nil {
+				return 0, 0
+			}
+			return len(rt.res.Rows), len(rt.res.Columns)
+		},
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			o.(*widget.Label).SetText(cellText(rt.res.Rows[id.Row][id.Col]))
+		},
+	)
+	rt.table.ShowHeaderRow = true
+	rt.table.ShowHeaderColumn = true
+	rt.table.CreateHeader = func() fyne.CanvasObject {
+		l := widget.NewLabel("")
+		l.TextStyle = fyne.TextStyle{Bold: true}
+		l.Truncation = fyne.TextTruncateEllipsis
+		return l
+	}
+	rt.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		l := o.(*widget.Label)
+		switch {
+		case id.Row < 0 && id.Col >= 0 && rt.res != nil:
+			l.SetText(rt.res.Columns[id.Col].Name)
+		case id.Col < 0 && id.Row >= 0:
+			l.SetText(fmt.Sprint(id.Row + 1))
+		default:
+			l.SetText("")
+		}
+	}
+	return rt
+}
+
+// SetResult shows res (nil clears the table) and sizes columns from the
+// header and the first rows.
+func (rt *resultTable) SetResult(res *datasets.Result) {
+	rt.res = res
+	if res != nil {
+		for c := range res.Columns {
+			n := utf8.RuneCountInString(res.Columns[c].Name)
+			for r := 0; r < len(res.Rows) && r < 50; r++ {
+				n = max(n, utf8.RuneCountInString(cellText(res.Rows[r][c])))
+			}
+			rt.table.SetColumnWidth(c, float32(min(max(n, 4), 40))*8+24)
+		}
+	}
+	rt.table.ScrollToTop()
+	rt.table.Refresh()
+}
+
+// cellText renders one value: NULL visibly, long text on one line.
+func cellText(v any) string {
+	if v == nil {
+		return "NULL"
+	}
+	s := fmt.Sprint(v)
+	if strings.ContainsAny(s, "\n\r\t") {
+		s = strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(s)
+	}
+	return s
+}
