@@ -1,0 +1,332 @@
+package localllm
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultDialTimeout bounds connecting to the server, so that a server
+	// that is down fails in seconds rather than hanging.
+	DefaultDialTimeout = 3 * time.Second
+	// DefaultEmbedBatchSize is how many texts go into one /api/embed request.
+	DefaultEmbedBatchSize = 64
+	// DefaultJSONRetries is how many times [Client.ChatJSON] asks the model
+	// again after a reply that does not match the schema.
+	DefaultJSONRetries = 2
+)
+
+// Config configures a [Client]. The zero value talks to $OLLAMA_HOST or
+// [DefaultHost] with the defaults below.
+type Config struct {
+	// Host is the server's base URL in any form [NormalizeHost] accepts
+	// (the workspace's ollama_host). Empty means [HostFromEnv].
+	Host string
+	// DialTimeout bounds connecting to the server; 0 means
+	// [DefaultDialTimeout].
+	DialTimeout time.Duration
+	// EmbedBatchSize is the number of texts per /api/embed request; 0 means
+	// [DefaultEmbedBatchSize].
+	EmbedBatchSize int
+	// JSONRetries is how many times ChatJSON retries after an invalid reply;
+	// 0 means [DefaultJSONRetries], a negative value means no retry.
+	JSONRetries int
+	// Logger receives one debug record per call (model, tokens, durations)
+	// and a warning per failure with its technical cause; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Client talks to one Ollama server. It is safe for concurrent use.
+type Client struct {
+	host        string // normalised base URL, for messages
+	base        *url.URL
+	api         *api.Client
+	http        *http.Client
+	batchSize   int
+	jsonRetries int
+	log         *slog.Logger
+}
+
+// New returns a client for the server cfg names. It does not contact the
+// server; use [Client.Health] for that.
+func New(cfg Config) (*Client, error) {
+	host := cfg.Host
+	if host == "" {
+		host = HostFromEnv()
+	}
+	base, err := NormalizeHost(host)
+	if err != nil {
+		return nil, invalid(err, "the Ollama host %q is not valid: %v; use a URL like %s in Settings", cfg.Host, err, DefaultHost)
+	}
+	dial := cfg.DialTimeout
+	if dial <= 0 {
+		dial = DefaultDialTimeout
+	}
+	dialer := &net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		// Never through a proxy: clinical text goes to the configured
+		// host and nowhere else.
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   dial,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	hc := &http.Client{Transport: watchingTransport{base: transport}}
+	c := &Client{
+		host:        base.String(),
+		base:        base,
+		api:         api.NewClient(base, hc),
+		http:        hc,
+		batchSize:   cfg.EmbedBatchSize,
+		jsonRetries: cfg.JSONRetries,
+		log:         cfg.Logger,
+	}
+	if c.batchSize <= 0 {
+		c.batchSize = DefaultEmbedBatchSize
+	}
+	switch {
+	case c.jsonRetries == 0:
+		c.jsonRetries = DefaultJSONRetries
+	case c.jsonRetries < 0:
+		c.jsonRetries = 0
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	return c, nil
+}
+
+// Host returns the normalised base URL the client talks to.
+func (c *Client) Host() string { return c.host }
+
+// Health is the result of [Client.Health].
+type Health struct {
+	// Host is the base URL that was checked.
+	Host string
+	// Reachable is true when an Ollama server answered.
+	Reachable bool
+	// Version is the server's version, e.g. "0.17.4".
+	Version string
+	// Latency is how long the server took to answer.
+	Latency time.Duration
+}
+
+// Health checks that the server answers and returns its version. When it
+// does not, the returned Health has Reachable false and the error is a
+// [ServerDown] (or [Timeout], [Cancelled]) [*Error].
+func (c *Client) Health(ctx context.Context) (Health, error) {
+	h := Health{Host: c.host}
+	start := time.Now()
+	v, err := c.api.Version(ctx)
+	if err != nil {
+		return h, c.translate(ctx, call{op: "health check"}, err)
+	}
+	h.Reachable, h.Version, h.Latency = true, v, time.Since(start)
+	return h, nil
+}
+
+// Model describes an installed model.
+type Model struct {
+	// Name is the model's name with its tag, e.g. "llama3.1:8b".
+	Name string
+	// Size is the size of the model's files in bytes.
+	Size int64
+	// Digest identifies the model's manifest.
+	Digest string
+	// Family is the model architecture, e.g. "llama" or "bert".
+	Family string
+	// Families lists all architectures the model uses.
+	Families []string
+	// Format is the file format, e.g. "gguf".
+	Format string
+	// ParameterSize is the parameter count as Ollama reports it, e.g. "8.0B".
+	ParameterSize string
+	// Quantization is the quantization level, e.g. "Q4_K_M" or "F16".
+	Quantization string
+	// ModifiedAt is when the model was installed or last changed.
+	ModifiedAt time.Time
+}
+
+// Models lists the installed models (/api/tags).
+func (c *Client) Models(ctx context.Context) ([]Model, error) {
+	resp, err := c.api.List(ctx)
+	if err != nil {
+		return nil, c.translate(ctx, call{op: "model list"}, err)
+	}
+	out := make([]Model, 0, len(resp.Models))
+	for _, m := range resp.Models {
+		name := m.Name
+		if name == "" {
+			name = m.Model
+		}
+		out = append(out, Model{
+			Name:          name,
+			Size:          m.Size,
+			Digest:        m.Digest,
+			Family:        m.Details.Family,
+			Families:      m.Details.Families,
+			Format:        m.Details.Format,
+			ParameterSize: m.Details.ParameterSize,
+			Quantization:  m.Details.QuantizationLevel,
+			ModifiedAt:    m.ModifiedAt,
+		})
+	}
+	return out, nil
+}
+
+// ModelDetail is what [Client.Show] reports about one model.
+type ModelDetail struct {
+	Model
+	// ContextLength is the model's trained context length, 0 if unknown.
+	// Ollama's default num_ctx is usually smaller.
+	ContextLength int
+	// EmbeddingLength is the size of the model's hidden state (its
+	// embedding dimension for embedding models), 0 if unknown.
+	EmbeddingLength int
+	// Capabilities lists what the model can do, e.g. "completion",
+	// "embedding", "tools".
+	Capabilities []string
+	// Parameters are the model's default parameters as Modelfile lines.
+	Parameters string
+}
+
+// Show describes one installed model (/api/show). A model that is not
+// installed gives a [ModelMissing] error.
+func (c *Client) Show(ctx context.Context, model string) (ModelDetail, error) {
+	cl := call{op: "model details", model: model}
+	if model == "" {
+		return ModelDetail{}, invalid(nil, "no model name given")
+	}
+	resp, err := c.api.Show(ctx, &api.ShowRequest{Model: model})
+	if err != nil {
+		return ModelDetail{}, c.translate(ctx, cl, err)
+	}
+	d := ModelDetail{
+		Model: Model{
+			Name:          model,
+			Family:        resp.Details.Family,
+			Families:      resp.Details.Families,
+			Format:        resp.Details.Format,
+			ParameterSize: resp.Details.ParameterSize,
+			Quantization:  resp.Details.QuantizationLevel,
+			ModifiedAt:    resp.ModifiedAt,
+		},
+		Parameters: resp.Parameters,
+	}
+	for _, cp := range resp.Capabilities {
+		d.Capabilities = append(d.Capabilities, string(cp))
+	}
+	arch, _ := resp.ModelInfo["general.architecture"].(string)
+	if arch == "" {
+		arch = resp.Details.Family
+	}
+	d.ContextLength = intFromAny(resp.ModelInfo[arch+".context_length"])
+	d.EmbeddingLength = intFromAny(resp.ModelInfo[arch+".embedding_length"])
+	return d, nil
+}
+
+// intFromAny converts a JSON number to int (0 if it is not one).
+func intFromAny(v any) int {
+	switch n := v.(type) {
+	case float64:
+		return int(n)
+	case int:
+		return n
+	case int64:
+		return int(n)
+	}
+	return 0
+}
+
+// errConnectionLost marks a response body that ended with a transport error
+// (the api client's stream reader does not report those).
+var errConnectionLost = errors.New("connection lost while reading the reply")
+
+// bodyWatch records the first read error of the response bodies of one call.
+type bodyWatch struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (w *bodyWatch) set(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// lost returns the recorded read error wrapped in errConnectionLost, or nil.
+func (w *bodyWatch) lost() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		return nil
+	}
+	return errors.Join(errConnectionLost, w.err)
+}
+
+// incomplete explains a stream that ended without its final message: the
+// caller gave up, the connection was lost, or the server ended the stream
+// early (what says what was being received, for the message).
+func (w *bodyWatch) incomplete(ctx context.Context, what string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := w.lost(); err != nil {
+		return err
+	}
+	return badReply(nil, "Ollama's %s ended before it was complete: try again", what)
+}
+
+type watchKey struct{}
+
+// watchBodies returns a context whose requests record body read errors in
+// the returned watch.
+func watchBodies(ctx context.Context) (context.Context, *bodyWatch) {
+	w := &bodyWatch{}
+	return context.WithValue(ctx, watchKey{}, w), w
+}
+
+// watchingTransport wraps response bodies so that a read error (the server
+// closing the connection mid-stream) is recorded in the request's bodyWatch.
+type watchingTransport struct{ base http.RoundTripper }
+
+// RoundTrip implements http.RoundTripper.
+func (t watchingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	if w, ok := r.Context().Value(watchKey{}).(*bodyWatch); ok {
+		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w}
+	}
+	return resp, nil
+}
+
+type watchedBody struct {
+	io.ReadCloser
+	w *bodyWatch
+}
+
+// Read implements io.Reader, recording read errors other than io.EOF.
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.w.set(err)
+	}
+	return n, err
+}

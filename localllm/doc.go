@@ -1,0 +1,20 @@
+// Package localllm is Clinsight's client for a local Ollama server: chat with
+// streamed tokens, JSON-schema-constrained chat with validation and repair,
+// batched embeddings, and model management (health, list, pull, import of a
+// GGUF file), with errors a clinician can act on.
+//
+// Pipelines depend on the small interfaces [Chatter], [Embedder] and
+// [ModelManager]; [*Client] implements them over
+// github.com/ollama/ollama/api, and the sibling package ollamatest provides a
+// scripted in-process Ollama server for tests.
+//
+// The client only ever talks to the configured host (by default
+// http://127.0.0.1:11434, or $OLLAMA_HOST): it ignores HTTP proxy settings,
+// refuses Ollama's cloud host and sends no telemetry.
+//
+// Two server behaviours are switched off on purpose: chat requests are sent
+// with truncate=false and shift=false, so a prompt that does not fit the
+// context window fails with a [ContextOverflow] error instead of being
+// silently cut, and a reply that reaches the end of the window stops with
+// done_reason "length".
+package localllm
