@@ -12,7 +12,10 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_PKGS  := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
                libxinerama-dev libxi-dev libxxf86vm-dev
 
-.PHONY: run build test deps-build deps-test check-go vet staticcheck unit cgo-build fmt-check bench clean
+SHOT_PKGS   := xvfb x11-apps x11-utils netpbm
+SCREENS     ?= data settings
+
+.PHONY: run build test screenshot deps-build deps-test check-go vet staticcheck unit cgo-build fmt-check bench clean
 
 ## run: install build packages if missing, build, create the demo workspace on first run, open the app
 run: build
@@ -55,6 +58,12 @@ unit:
 
 cgo-build:
 	CGO_ENABLED=1 $(GO) build -o /dev/null .
+
+## screenshot: the real app under Xvfb on the demo workspace, a PNG per screen in docs/screenshots/
+screenshot: build
+	@dpkg -s $(SHOT_PKGS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(SHOT_PKGS); }
+	$(BIN) --workspace "$(DEMO_WS)" demo init --if-missing
+	scripts/screenshot.sh $(BIN) "$(DEMO_WS)" docs/screenshots $(SCREENS)
 
 ## bench: the Go benchmarks with their figures (long: generates multi-million-row files)
 bench:

@@ -23,8 +23,8 @@ func main() {
 		Out:     os.Stdout,
 		Err:     os.Stderr,
 		Version: version,
-		RunGUI: func(ctx context.Context, ws *app.Workspace) error {
-			return ui.Run(ctx, ws, version)
+		RunGUI: func(ctx context.Context, ws *app.Workspace, screen string) error {
+			return ui.Run(ctx, ws, version, screen)
 		},
 	}
 	code := cli.Run(ctx, f, os.Args[1:])

@@ -1,6 +1,7 @@
 // Package export writes Clinsight results as Excel (.xlsx) workbooks: one or
-// more streamed result tables plus a Provenance sheet that records how the
-// results were produced.
+// more streamed result tables, optional picture sheets (charts drawn by the
+// caller, see [Image]) and a Provenance sheet that records how the results
+// were produced.
 //
 // The package depends on no other Clinsight package; callers adapt their
 // results to [Table] and [Provenance]. Rows are streamed through excelize's
@@ -125,6 +126,9 @@ type Options struct {
 	// workbook is assembled (about 35 bytes per cell); empty means
 	// os.TempDir(). The workbook itself is assembled next to its destination.
 	TempDir string
+	// Images are PNG pictures placed on sheets of their own after the
+	// result sheets (see Image).
+	Images []Image
 }
 
 // Summary describes a written workbook.
@@ -138,6 +142,9 @@ type Summary struct {
 	Rows int64
 	// TruncatedCells counts strings cut to fit MaxCellChars.
 	TruncatedCells int64
+	// ImageSheets lists the sheets holding Options.Images, in workbook
+	// order; they follow the result sheets.
+	ImageSheets []string
 	// ProvenanceSheet is the name of the provenance sheet, the last one.
 	ProvenanceSheet string
 }
@@ -198,6 +205,9 @@ func writeWorkbook(ctx context.Context, path string, tables []Table, prov Proven
 		}
 	}
 	wb.progress()
+	if err := wb.writeImages(opts.Images); err != nil {
+		return Summary{}, err
+	}
 	if err := wb.writeProvenance(tables, prov); err != nil {
 		return Summary{}, err
 	}
@@ -233,7 +243,7 @@ func validate(path string, tables []Table, opts Options) error {
 	if opts.MaxRowsPerSheet != 0 && (opts.MaxRowsPerSheet < 2 || opts.MaxRowsPerSheet > MaxSheetRows) {
 		return fmt.Errorf("MaxRowsPerSheet %d is outside 2..%d", opts.MaxRowsPerSheet, MaxSheetRows)
 	}
-	return nil
+	return validateImages(opts.Images)
 }
 
 // checkTempDir makes sure excelize can spill rows to dir: when it cannot,
@@ -300,15 +310,21 @@ func ptr[T any](v T) *T { return &v }
 // newSheet adds a sheet called name (already sanitised and unique) and
 // returns its stream writer.
 func (wb *workbook) newSheet(name string) (*excelize.StreamWriter, error) {
-	if !wb.started {
-		wb.started = true
-		if err := wb.f.SetSheetName("Sheet1", name); err != nil {
-			return nil, err
-		}
-	} else if _, err := wb.f.NewSheet(name); err != nil {
+	if err := wb.addSheet(name); err != nil {
 		return nil, err
 	}
 	return wb.f.NewStreamWriter(name)
+}
+
+// addSheet adds a sheet called name (already sanitised and unique) at the
+// end of the workbook; the first one renames the default "Sheet1".
+func (wb *workbook) addSheet(name string) error {
+	if !wb.started {
+		wb.started = true
+		return wb.f.SetSheetName("Sheet1", name)
+	}
+	_, err := wb.f.NewSheet(name)
+	return err
 }
 
 // progress reports the rows written so far.

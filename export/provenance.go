@@ -44,8 +44,9 @@ func (p *Provenance) Add(key string, value any) {
 // Entries returns the rows of the Provenance sheet supplied by the caller:
 // Created (RFC 3339, with its time zone; the current time when zero), then
 // the non-empty standard fields, then Extra. WriteWorkbook appends one row
-// per table (rows written and their sheets) and, when cells were cut, the
-// number of truncated cells.
+// per table (rows written and their sheets), one naming the picture sheets
+// when there are pictures and, when cells were cut, the number of truncated
+// cells.
 func (p Provenance) Entries() []Entry {
 	es := []Entry{{"Created", createdOrNow(p.Created).Format(time.RFC3339)}}
 	for _, e := range []Entry{
@@ -62,7 +63,7 @@ func (p Provenance) Entries() []Entry {
 }
 
 // writeProvenance writes the Provenance sheet: prov's entries, then a row
-// per table.
+// per table and one naming the picture sheets, if any.
 func (wb *workbook) writeProvenance(tables []Table, prov Provenance) error {
 	entries := prov.Entries()
 	for i, t := range tables {
@@ -78,6 +79,9 @@ func (wb *workbook) writeProvenance(tables []Table, prov Provenance) error {
 			Key:   fmt.Sprintf("Table %d: %s", i+1, t.Name),
 			Value: fmt.Sprintf("%s rows on sheet(s) %s", groupThousands(rows), strings.Join(sheets, ", ")),
 		})
+	}
+	if len(wb.sum.ImageSheets) > 0 {
+		entries = append(entries, Entry{Key: "Pictures", Value: "on sheet(s) " + strings.Join(wb.sum.ImageSheets, ", ")})
 	}
 	if truncated := wb.sum.TruncatedCells; truncated > 0 {
 		entries = append(entries, Entry{

@@ -53,9 +53,9 @@ type DataScreen struct {
 	lastSQL    string
 	runCancel  context.CancelFunc
 
-	mu       sync.Mutex
-	finished int // async operations completed (tests wait on it)
-	gen      int // catalog load generation: late results are dropped
+	opCounter
+	mu  sync.Mutex
+	gen int // catalog load generation: late results are dropped
 }
 
 // NewDataScreen builds the Data screen; call Refresh to load it.
@@ -203,6 +203,9 @@ func (s *DataScreen) selectSource(id widget.ListItemID) {
 			}
 			s.tables = cat.Tables
 			s.tableList.Refresh()
+			if len(s.tables) > 0 {
+				s.tableList.Select(0) // show data straight away
+			}
 		})
 	}()
 }
@@ -400,20 +403,6 @@ func (s *DataScreen) chooseExport() {
 	}, s.window)
 	d.SetFileName("clinsight-result.xlsx")
 	d.Show()
-}
-
-// done records a finished asynchronous operation.
-func (s *DataScreen) done() {
-	s.mu.Lock()
-	s.finished++
-	s.mu.Unlock()
-}
-
-// finishedOps returns how many asynchronous operations have finished.
-func (s *DataScreen) finishedOps() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.finished
 }
 
 // formatCount prints n with thousands separators.

@@ -76,13 +76,16 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 	}
 	mw := NewMainWindow(context.Background(), a, ws, "test")
 	s := mw.Data
-	waitOps(t, s, 1)
+	waitOps(t, s, 2) // the catalog, then the first table browsed
 	if got := strings.Join(tableNames(s), ","); got != "notes,patients" {
 		t.Fatalf("tables = %s", got)
 	}
+	if s.browseStatus.Text != "notes: 0 rows" {
+		t.Errorf("first table not shown: %q", s.browseStatus.Text)
+	}
 
 	s.tableList.Select(1)
-	waitOps(t, s, 2)
+	waitOps(t, s, 3)
 	// Browse shows up to 1,000 rows whatever the SQL row cap.
 	if s.browse.res == nil || len(s.browse.res.Rows) != 3 || s.browseStatus.Text != "patients: 3 rows" {
 		t.Errorf("browse: status %q", s.browseStatus.Text)
@@ -90,7 +93,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 
 	s.editor.SetText("SELECT subject_id, gender, admitted FROM patients ORDER BY subject_id")
 	test.Tap(s.runBtn)
-	waitOps(t, s, 3)
+	waitOps(t, s, 4)
 	if !strings.Contains(s.resultStatus.Text, "2 rows") || !strings.Contains(s.resultStatus.Text, "Truncated") {
 		t.Errorf("result status = %q, want 2 rows and the truncation notice", s.resultStatus.Text)
 	}
@@ -103,7 +106,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "result.xlsx")
 	s.ExportResult(out)
-	waitOps(t, s, 4)
+	waitOps(t, s, 5)
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatalf("exported workbook: %v", err)
@@ -118,7 +121,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 	}
 
 	s.RunSQL("DELETE FROM patients")
-	waitOps(t, s, 5)
+	waitOps(t, s, 6)
 	if !strings.Contains(s.resultStatus.Text, "query refused") || !s.exportBtn.Disabled() {
 		t.Errorf("refused query: status %q", s.resultStatus.Text)
 	}
@@ -129,11 +132,11 @@ func TestDataScreenImportCSV(t *testing.T) {
 	ws := newTestWorkspace(t)
 	mw := NewMainWindow(context.Background(), a, ws, "test")
 	s := mw.Data
-	waitOps(t, s, 1)
+	waitOps(t, s, 2)
 	csvPath := filepath.Join(t.TempDir(), "vitals.csv")
 	os.WriteFile(csvPath, []byte("subject_id,hr\n1,80\n2,95\n"), 0o644)
 	s.ImportCSV(csvPath)
-	waitOps(t, s, 2)
+	waitOps(t, s, 3)
 	src, ok := ws.Source(app.ImportedSourceName)
 	if !ok {
 		t.Fatal("imported source not registered")
@@ -152,7 +155,7 @@ func TestDataScreenImportCancelLeavesNothing(t *testing.T) {
 	ws := newTestWorkspace(t)
 	mw := NewMainWindow(context.Background(), a, ws, "test")
 	s := mw.Data
-	waitOps(t, s, 1)
+	waitOps(t, s, 2)
 	var b strings.Builder
 	b.WriteString("id,value,label\n")
 	for i := range 300_000 {
@@ -162,7 +165,7 @@ func TestDataScreenImportCancelLeavesNothing(t *testing.T) {
 	os.WriteFile(csvPath, []byte(b.String()), 0o644)
 	task := s.ImportCSV(csvPath)
 	task.cancel()
-	waitOps(t, s, 2)
+	waitOps(t, s, 3)
 	if _, ok := ws.Source(app.ImportedSourceName); ok {
 		t.Error("cancelled import registered a source")
 	}

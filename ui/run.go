@@ -6,6 +6,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -21,29 +22,57 @@ import (
 // AppID is the application's unique identifier (also in FyneApp.toml).
 const AppID = "org.clinsight.app"
 
-// Run opens the main window on the workspace and returns when it is closed.
-func Run(ctx context.Context, ws *app.Workspace, version string) error {
+// Run opens the main window on the workspace, showing the named screen
+// first (a tab title such as "data" or "settings"; "" for the first), and
+// returns when it is closed.
+func Run(ctx context.Context, ws *app.Workspace, version, screen string) error {
 	a := fyneapp.NewWithID(AppID)
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.IconPNG))
 	mw := NewMainWindow(ctx, a, ws, version)
+	if err := mw.Show(screen); err != nil {
+		return err
+	}
 	mw.Window.ShowAndRun()
 	return nil
 }
 
+// Show selects the screen whose tab title matches name (case-insensitive,
+// ignoring spaces and dashes); "" keeps the current one.
+func (mw *MainWindow) Show(name string) error {
+	if name == "" {
+		return nil
+	}
+	key := func(s string) string { return strings.ToLower(strings.NewReplacer(" ", "", "-", "").Replace(s)) }
+	var titles []string
+	for i, item := range mw.Tabs.Items {
+		if key(item.Text) == key(name) {
+			mw.Tabs.SelectIndex(i)
+			return nil
+		}
+		titles = append(titles, key(item.Text))
+	}
+	return fmt.Errorf("no screen named %q; screens: %s", name, strings.Join(titles, ", "))
+}
+
 // MainWindow is the application window with one navigation tab per screen.
 type MainWindow struct {
-	Window fyne.Window
-	Tabs   *container.AppTabs
-	Data   *DataScreen
+	Window   fyne.Window
+	Tabs     *container.AppTabs
+	Data     *DataScreen
+	Settings *SettingsScreen
+	Meta     *MetaScreen
 }
 
 // NewMainWindow builds the main window. It is separate from Run so tests
 // can build it on Fyne's test app.
 func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version string) *MainWindow {
 	w := a.NewWindow("Clinsight " + version + " — " + ws.Dir())
-	mw := &MainWindow{Window: w, Data: NewDataScreen(ctx, ws, w, version)}
+	mw := &MainWindow{Window: w, Data: NewDataScreen(ctx, ws, w, version), Settings: NewSettingsScreen(ctx, ws, w)}
+	mw.Meta = NewMetaScreen(ctx, w, version)
 	mw.Tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Data", theme.StorageIcon(), mw.Data.Content()),
+		container.NewTabItemWithIcon("Meta-analysis", theme.GridIcon(), mw.Meta.Content()),
+		container.NewTabItemWithIcon("Settings", theme.SettingsIcon(), mw.Settings.Content()),
 	)
 	mw.Tabs.SetTabLocation(container.TabLocationLeading)
 	w.SetContent(mw.Tabs)
@@ -52,5 +81,6 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 		dialog.ShowInformation("Workspace", strings.Join(warnings, "\n"), w)
 	}
 	mw.Data.Refresh()
+	mw.Settings.Check()
 	return mw
 }

@@ -57,15 +57,16 @@ func TestNoSubcommandOpensGUI(t *testing.T) {
 	dir := t.TempDir()
 	var got *app.Workspace
 	var out, errb bytes.Buffer
-	f := &Factory{Out: &out, Err: &errb, RunGUI: func(_ context.Context, ws *app.Workspace) error {
-		got = ws
+	var screen string
+	f := &Factory{Out: &out, Err: &errb, RunGUI: func(_ context.Context, ws *app.Workspace, s string) error {
+		got, screen = ws, s
 		return nil
 	}}
-	if code := Run(context.Background(), f, []string{"--workspace", dir}); code != 0 {
+	if code := Run(context.Background(), f, []string{"--workspace", dir, "--screen", "settings"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if got == nil || got.Dir() != dir {
-		t.Errorf("GUI not opened on the workspace: %v", got)
+	if got == nil || got.Dir() != dir || screen != "settings" {
+		t.Errorf("GUI not opened on the workspace and screen: %v %q", got, screen)
 	}
 	// Without a GUI in the build, a clear error.
 	_, stderr, code := run(t, dir)

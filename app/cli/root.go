@@ -25,11 +25,13 @@ type Factory struct {
 	// Version is the application version printed by "version" and recorded
 	// in exports.
 	Version string
-	// RunGUI opens the desktop app on the workspace; it is called when no
-	// subcommand is given. Nil means this build has no GUI.
-	RunGUI func(ctx context.Context, ws *app.Workspace) error
+	// RunGUI opens the desktop app on the workspace, showing the named
+	// screen first ("" for the default); it is called when no subcommand
+	// is given. Nil means this build has no GUI.
+	RunGUI func(ctx context.Context, ws *app.Workspace, screen string) error
 
 	workspaceDir string
+	screen       string
 	ws           *app.Workspace
 }
 
@@ -81,18 +83,22 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 			if err != nil {
 				return err
 			}
-			return f.RunGUI(cmd.Context(), ws)
+			return f.RunGUI(cmd.Context(), ws, f.screen)
 		},
 	}
 	root.SetIn(f.In)
 	root.SetOut(f.Out)
 	root.SetErr(f.Err)
 	root.PersistentFlags().StringVar(&f.workspaceDir, "workspace", "", "workspace directory (default $"+app.EnvWorkspace+" or the user config dir)")
+	root.Flags().StringVar(&f.screen, "screen", "", "screen the desktop app opens on (data, settings, ...)")
 	root.AddCommand(
 		newDemoCmd(f),
 		newImportCmd(f),
 		newTablesCmd(f),
 		newSQLCmd(f),
+		newMetaCmd(f),
+		newModelsCmd(f),
+		newStatusCmd(f),
 		newVersionCmd(f),
 	)
 	return root

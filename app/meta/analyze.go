@@ -83,7 +83,7 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 
 	res := Result{
 		Measure: o.Measure, Method: o.Method, Test: o.Test, Model: modelName(o.Method, o.Test), Level: o.Level,
-		PILB: math.NaN(), PIUB: math.NaN(),
+		PILB: math.NaN(), PIUB: math.NaN(), Options: o,
 	}
 	var f fit
 	var wt []float64

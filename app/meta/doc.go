@@ -2,9 +2,10 @@
 // fixed- and random-effects pooling, heterogeneity statistics and forest
 // plots, computed to agree with R's metafor package (version 3.8-1).
 //
-// The flow is LoadCSV (or ParseRows for already-parsed rows, such as an xlsx
-// sheet) → Analyze → Result, which marshals to JSON with metafor's names and
-// is drawn by WriteForestPlot.
+// The flow is LoadFile (CSV or .xlsx), LoadCSV or ParseRows (already-parsed
+// rows) → Analyze → Result, which marshals to JSON with metafor's names, is
+// drawn by WriteForestPlot and is written to an Excel workbook, with the
+// studies, the plot and its provenance, by ExportWorkbook.
 //
 // # What is reproduced from metafor
 //

@@ -21,7 +21,8 @@ type Columns struct {
 	// AI, N1I, CI, N2I are the 2x2 columns: events and totals per group.
 	AI, N1I, CI, N2I string
 	// BI and DI are the non-events per group; either the totals (N1I, N2I)
-	// or these must be present for 2x2 data.
+	// or these must be present for 2x2 data. The totals are used when both
+	// are present, unless BI (DI) is named here and N1I (N2I) is not.
 	BI, DI string
 	// M1I, SD1I, M2I, SD2I are the continuous columns (with N1I, N2I).
 	M1I, SD1I, M2I, SD2I string
@@ -70,8 +71,12 @@ type InputSpec struct {
 	// as Missing studies that Analyze omits, as metafor's na.omit does.
 	// When false such rows are an error.
 	SkipMissing bool
-	// Comma is the CSV field separator; 0 means ','.
+	// Comma is the CSV field separator; 0 means ',' (a tab for .tsv files
+	// read by LoadFile).
 	Comma rune
+	// Sheet names the sheet of an .xlsx file read by LoadFile (matched
+	// without regard to case); empty means the first sheet. CSV ignores it.
+	Sheet string
 }
 
 // Validate checks the spec: a known kind and a usable separator.
@@ -154,6 +159,9 @@ func ParseRows(header []string, rows [][]string, spec InputSpec) ([]Study, error
 		return -1
 	}
 	c := spec.Columns.withDefaults()
+	// Non-events named explicitly win over default-named totals.
+	useBI := spec.Columns.BI != "" && spec.Columns.N1I == ""
+	useDI := spec.Columns.DI != "" && spec.Columns.N2I == ""
 
 	kind := spec.Kind
 	if kind == 0 {
@@ -189,12 +197,12 @@ func ParseRows(header []string, rows [][]string, spec InputSpec) ([]Study, error
 	switch kind {
 	case Binary:
 		err = errors.Join(need(c.AI, func(s *Study) *float64 { return &s.AI }), need(c.CI, func(s *Study) *float64 { return &s.CI }))
-		if col(c.N1I) >= 0 {
+		if col(c.N1I) >= 0 && !(useBI && col(c.BI) >= 0) {
 			err = errors.Join(err, need(c.N1I, func(s *Study) *float64 { return &s.N1I }))
 		} else if biIdx = col(c.BI); biIdx < 0 {
 			err = errors.Join(err, errorf(EINVALID, "column %q (or %q) not found (columns: %s)", c.N1I, c.BI, quoteList(header)))
 		}
-		if col(c.N2I) >= 0 {
+		if col(c.N2I) >= 0 && !(useDI && col(c.DI) >= 0) {
 			err = errors.Join(err, need(c.N2I, func(s *Study) *float64 { return &s.N2I }))
 		} else if diIdx = col(c.DI); diIdx < 0 {
 			err = errors.Join(err, errorf(EINVALID, "column %q (or %q) not found (columns: %s)", c.N2I, c.DI, quoteList(header)))

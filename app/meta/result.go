@@ -60,6 +60,10 @@ type Result struct {
 	PILB, PIUB float64
 	// Iterations is the number of REML Fisher-scoring iterations (0 otherwise).
 	Iterations int
+	// Options are the options the result was computed with, metafor's
+	// defaults filled in (zero-cell correction, double-zero handling, ...),
+	// for provenance.
+	Options Options
 
 	// Studies lists every analysed study in input order.
 	Studies []StudyResult

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/localllm"
+)
+
+// ModelClient returns a client for the workspace's Ollama host. It does
+// not contact the server.
+func (ws *Workspace) ModelClient() (*localllm.Client, error) {
+	return localllm.New(localllm.Config{Host: ws.Config().OllamaHost, Logger: ws.logger})
+}
+
+// TaskModel is the model configured for one kind of task and whether the
+// server has it.
+type TaskModel struct {
+	// Task names the task: "SQL generation", "chat", "embeddings".
+	Task string
+	// Model is the configured model name.
+	Model string
+	// Installed is true when the server lists the model; false when it does
+	// not or when the server could not be asked.
+	Installed bool
+}
+
+// Status summarises what Clinsight can use right now.
+type Status struct {
+	// Workspace is the workspace directory.
+	Workspace string
+	// Health is the Ollama server's state (Reachable false when down).
+	Health localllm.Health
+	// HealthError explains why the server could not be reached; nil when
+	// it answered.
+	HealthError error
+	// Models lists the installed models (empty when the server is down).
+	Models []localllm.Model
+	// Tasks lists the configured model per task.
+	Tasks []TaskModel
+	// Sources are the registered data sources.
+	Sources []Source
+}
+
+// statusTimeout bounds the whole status check, so a down or hanging server
+// answers in seconds.
+const statusTimeout = 5 * time.Second
+
+// Status checks the Ollama server and lists the configured models and data
+// sources. A server that is down is not an error: Status reports it, with
+// an actionable message in HealthError.
+func (ws *Workspace) Status(ctx context.Context, mm localllm.ModelManager) Status {
+	cfg := ws.Config()
+	st := Status{Workspace: ws.dir, Sources: cfg.Sources}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	st.Health, st.HealthError = mm.Health(ctx)
+	if st.HealthError == nil {
+		models, err := mm.Models(ctx)
+		if err != nil {
+			st.HealthError = err
+		}
+		st.Models = models
+	}
+	installed := map[string]bool{}
+	for _, m := range st.Models {
+		installed[m.Name] = true
+	}
+	for _, t := range []TaskModel{
+		{Task: "SQL generation", Model: cfg.Models.SQL},
+		{Task: "chat", Model: cfg.Models.Chat},
+		{Task: "embeddings", Model: cfg.Models.Embedding},
+	} {
+		t.Installed = installed[t.Model] || installed[t.Model+":latest"]
+		st.Tasks = append(st.Tasks, t)
+	}
+	return st
+}
+
+// TransferProgress converts a model transfer report (pull, import) into the
+// progress type the CLI and the UI display.
+func TransferProgress(p localllm.Progress) datasets.Progress {
+	stage := p.Status
+	if p.Digest != "" && len(p.Digest) > 19 {
+		stage += " " + p.Digest[7:19]
+	}
+	return datasets.Progress{Stage: stage, Done: p.Completed, Total: p.Total, Unit: "bytes"}
+}

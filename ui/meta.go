@@ -1,0 +1,628 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"log"
+	"strings"
+	"sync"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/clinsight/clinsight/app/meta"
+	"github.com/clinsight/clinsight/datasets"
+)
+
+// pastedSource names pasted CSV text in messages and the provenance.
+const pastedSource = "pasted text"
+
+// metaLayout is one layout of study table the screen reads: which kind of
+// data, which columns can be mapped and which measures apply.
+type metaLayout struct {
+	label    string
+	kind     meta.Kind
+	fields   []string // metafor's field names, besides "study"
+	measures []meta.Measure
+}
+
+// metaLayouts lists the table layouts offered, the first being the default.
+func metaLayouts() []metaLayout {
+	return []metaLayout{
+		{"2x2 counts: events and totals (ai, n1i, ci, n2i)", meta.Binary, []string{"ai", "n1i", "ci", "n2i"}, []meta.Measure{meta.OR, meta.RR, meta.RD}},
+		{"2x2 counts: events and non-events (ai, bi, ci, di)", meta.Binary, []string{"ai", "bi", "ci", "di"}, []meta.Measure{meta.OR, meta.RR, meta.RD}},
+		{"Means, SDs and group sizes", meta.Continuous, []string{"m1i", "sd1i", "n1i", "m2i", "sd2i", "n2i"}, []meta.Measure{meta.MD, meta.SMD}},
+		{"Reported estimate with its CI", meta.Generic, []string{"est", "ci_lb", "ci_ub"}, []meta.Measure{meta.GENRatio, meta.GEN}},
+	}
+}
+
+// metaFieldHelp explains a column field in the mapping form.
+func metaFieldHelp(field string) string {
+	switch field {
+	case "study":
+		return "Study label"
+	case "ai":
+		return "Events, group 1"
+	case "bi":
+		return "Non-events, group 1"
+	case "n1i":
+		return "Total, group 1"
+	case "ci":
+		return "Events, group 2"
+	case "di":
+		return "Non-events, group 2"
+	case "n2i":
+		return "Total, group 2"
+	case "m1i":
+		return "Mean, group 1"
+	case "sd1i":
+		return "SD, group 1"
+	case "m2i":
+		return "Mean, group 2"
+	case "sd2i":
+		return "SD, group 2"
+	case "est":
+		return "Estimate"
+	case "ci_lb":
+		return "CI lower limit"
+	case "ci_ub":
+		return "CI upper limit"
+	}
+	return field
+}
+
+// metaModels lists the pooling methods offered for a kind of data.
+func metaModels(kind meta.Kind) []meta.Method {
+	if kind == meta.Binary {
+		return []meta.Method{meta.REML, meta.DL, meta.EE, meta.MH}
+	}
+	return []meta.Method{meta.REML, meta.DL, meta.EE}
+}
+
+// modelChoice labels a pooling method for the model list.
+func modelChoice(m meta.Method) string {
+	switch m {
+	case meta.REML:
+		return "REML — random effects"
+	case meta.DL:
+		return "DL — random effects (DerSimonian–Laird)"
+	case meta.EE:
+		return "EE — common effect (inverse variance)"
+	case meta.MH:
+		return "MH — common effect (Mantel–Haenszel)"
+	}
+	return string(m)
+}
+
+// measureChoice labels a measure for the measure list.
+func measureChoice(m meta.Measure) string { return fmt.Sprintf("%s — %s", m, m.Label()) }
+
+// MetaScreen runs a meta-analysis of a study table loaded from a CSV or
+// .xlsx file or pasted as CSV text: the user maps the columns, chooses the
+// measure and model, and sees the pooled summary and the forest plot, which
+// follow every change of measure or model, and can export everything to
+// Excel.
+type MetaScreen struct {
+	ctx     context.Context
+	window  fyne.Window
+	version string
+
+	openBtn     *widget.Button
+	paste       *widget.Entry
+	pasteBtn    *widget.Button
+	sourceLabel *widget.Label
+	layoutSel   *widget.Select
+	sheet       *widget.Entry
+	filter      *widget.Entry
+	columns     map[string]*widget.Entry
+	columnsBox  *fyne.Container
+	skipMissing *widget.Check
+	reloadBtn   *widget.Button
+	measureSel  *widget.Select
+	modelSel    *widget.Select
+	hk          *widget.Check
+	exportBtn   *widget.Button
+	status      *widget.Label
+	errLabel    *widget.Label
+	summary     *widget.Table
+	notes       *widget.Label
+	plot        *canvas.Image
+	content     fyne.CanvasObject
+
+	// Owned by the UI goroutine.
+	layouts    []metaLayout
+	layout     int
+	measures   []meta.Measure
+	models     []meta.Method
+	updating   bool   // selections are being changed by the screen itself
+	sourcePath string // the file loaded, "" for pasted text
+	sourceText string // the pasted text, when sourcePath is ""
+	hasSource  bool
+	spec       meta.InputSpec // of the studies loaded
+	studies    []meta.Study
+	res        meta.Result
+	hasResult  bool
+	plotPNG    []byte
+	stats      []meta.Statistic
+
+	mu  sync.Mutex
+	gen int // load and analysis generation: late results are dropped
+
+	opCounter
+}
+
+// NewMetaScreen builds the Meta-analysis screen.
+func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScreen {
+	s := &MetaScreen{ctx: ctx, window: w, version: version, layouts: metaLayouts()}
+
+	s.openBtn = widget.NewButtonWithIcon("Open file…", theme.FolderOpenIcon(), s.chooseFile)
+	s.paste = widget.NewMultiLineEntry()
+	s.paste.SetPlaceHolder("Or paste CSV with a header row, e.g.\nstudy,ai,n1i,ci,n2i\nAronson,4,123,11,139")
+	s.paste.SetMinRowsVisible(6)
+	s.pasteBtn = widget.NewButtonWithIcon("Use pasted text", theme.ContentPasteIcon(), func() { s.LoadText(s.paste.Text) })
+	s.sourceLabel = widget.NewLabel("No study table loaded.")
+	s.sourceLabel.Wrapping = fyne.TextWrapWord
+
+	labels := make([]string, len(s.layouts))
+	for i, l := range s.layouts {
+		labels[i] = l.label
+	}
+	s.layoutSel = widget.NewSelect(labels, func(string) { s.layoutChanged() })
+	s.sheet = widget.NewEntry()
+	s.sheet.SetPlaceHolder("first sheet")
+	s.filter = widget.NewEntry()
+	s.filter.SetPlaceHolder("column=value, e.g. dataset=dat.bcg")
+	s.columns = map[string]*widget.Entry{}
+	s.columnsBox = container.New(layout.NewFormLayout())
+	s.skipMissing = widget.NewCheck("Omit studies with missing values (as metafor's na.omit)", nil)
+	s.reloadBtn = widget.NewButtonWithIcon("Apply and reload", theme.ViewRefreshIcon(), s.Reload)
+
+	s.measureSel = widget.NewSelect(nil, func(string) { s.optionsChanged() })
+	s.measureSel.PlaceHolder = "(measure)"
+	s.modelSel = widget.NewSelect(nil, func(string) { s.optionsChanged() })
+	s.modelSel.PlaceHolder = "(model)"
+	s.hk = widget.NewCheck("Knapp–Hartung adjustment", func(bool) { s.optionsChanged() })
+	s.exportBtn = widget.NewButtonWithIcon("Export to Excel…", theme.DocumentSaveIcon(), s.chooseExport)
+	s.exportBtn.Disable()
+
+	s.status = widget.NewLabel("")
+	s.status.Truncation = fyne.TextTruncateEllipsis
+	s.errLabel = widget.NewLabel("")
+	s.errLabel.Wrapping = fyne.TextWrapWord
+	s.errLabel.Importance = widget.DangerImportance
+	s.errLabel.Hide()
+
+	s.summary = widget.NewTable(
+		func() (int, int) { return len(s.stats), 2 },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			st := s.stats[id.Row]
+			if id.Col == 0 {
+				o.(*widget.Label).SetText(st.Label)
+			} else {
+				o.(*widget.Label).SetText(st.Text())
+			}
+		},
+	)
+	s.summary.SetColumnWidth(0, 340)
+	s.summary.SetColumnWidth(1, 260)
+	s.notes = widget.NewLabel("")
+	s.notes.Wrapping = fyne.TextWrapWord
+	s.plot = canvas.NewImageFromImage(nil)
+	s.plot.FillMode = canvas.ImageFillContain
+	s.plot.ScaleMode = canvas.ImageScaleSmooth
+	s.plot.SetMinSize(fyne.NewSize(360, 240))
+
+	s.updating = true
+	s.layoutSel.SetSelectedIndex(0)
+	s.updating = false
+	s.applyLayout()
+
+	source := widget.NewCard("Study table", "",
+		container.NewVBox(
+			container.NewHBox(s.openBtn, s.pasteBtn),
+			s.sourceLabel,
+			s.errLabel,
+			s.paste,
+			widget.NewForm(
+				widget.NewFormItem("Layout", s.layoutSel),
+				widget.NewFormItem("Sheet (.xlsx)", s.sheet),
+				widget.NewFormItem("Filter", s.filter),
+			),
+			widget.NewLabel("Columns (empty: metafor's names)"),
+			s.columnsBox,
+			s.skipMissing,
+			s.reloadBtn,
+		))
+	toolbar := container.NewBorder(nil, nil, nil, container.NewHBox(s.hk, s.exportBtn),
+		container.NewGridWithColumns(2, s.measureSel, s.modelSel))
+	left := container.NewVScroll(source)
+	results := container.NewVSplit(s.plot, container.NewBorder(nil, s.notes, nil, nil, s.summary))
+	results.Offset = 0.6
+	right := container.NewBorder(container.NewVBox(toolbar, s.status), nil, nil, nil, results)
+	split := container.NewHSplit(left, right)
+	split.Offset = 0.37
+	s.content = split
+	return s
+}
+
+// Content returns the screen's root object.
+func (s *MetaScreen) Content() fyne.CanvasObject { return s.content }
+
+// layoutChanged follows a new table layout: its columns, measures and
+// models, then reloads the table.
+func (s *MetaScreen) layoutChanged() {
+	if s.updating {
+		return
+	}
+	s.applyLayout()
+	if s.hasSource {
+		s.Reload()
+	}
+}
+
+// applyLayout shows the column fields, measures and models of the chosen
+// layout, keeping the current measure and model when they still apply.
+func (s *MetaScreen) applyLayout() {
+	if i := s.layoutSel.SelectedIndex(); i >= 0 {
+		s.layout = i
+	}
+	l := s.layouts[s.layout]
+	s.columnsBox.RemoveAll()
+	for _, field := range append([]string{"study"}, l.fields...) {
+		e, ok := s.columns[field]
+		if !ok {
+			e = widget.NewEntry()
+			e.SetPlaceHolder(field)
+			s.columns[field] = e
+		}
+		s.columnsBox.Add(widget.NewLabel(metaFieldHelp(field)))
+		s.columnsBox.Add(e)
+	}
+	s.columnsBox.Refresh()
+
+	s.updating = true
+	defer func() { s.updating = false }()
+	curMeasure, curModel := s.selectedMeasure(), s.selectedModel()
+	s.measures = l.measures
+	labels := make([]string, len(s.measures))
+	sel := 0
+	for i, m := range s.measures {
+		labels[i] = measureChoice(m)
+		if m == curMeasure {
+			sel = i
+		}
+	}
+	s.measureSel.SetOptions(labels)
+	s.measureSel.SetSelectedIndex(sel)
+	s.models = metaModels(l.kind)
+	labels = make([]string, len(s.models))
+	sel = 0
+	for i, m := range s.models {
+		labels[i] = modelChoice(m)
+		if m == curModel {
+			sel = i
+		}
+	}
+	s.modelSel.SetOptions(labels)
+	s.modelSel.SetSelectedIndex(sel)
+	s.syncHK()
+}
+
+// syncHK enables the Knapp–Hartung choice where it applies (not MH).
+func (s *MetaScreen) syncHK() {
+	if s.selectedModel() == meta.MH {
+		s.hk.SetChecked(false)
+		s.hk.Disable()
+	} else {
+		s.hk.Enable()
+	}
+}
+
+func (s *MetaScreen) selectedMeasure() meta.Measure {
+	if i := s.measureSel.SelectedIndex(); i >= 0 && i < len(s.measures) {
+		return s.measures[i]
+	}
+	return ""
+}
+
+func (s *MetaScreen) selectedModel() meta.Method {
+	if i := s.modelSel.SelectedIndex(); i >= 0 && i < len(s.models) {
+		return s.models[i]
+	}
+	return ""
+}
+
+// SelectMeasure chooses a measure of the current layout; it reports false
+// when the layout has no such measure.
+func (s *MetaScreen) SelectMeasure(m meta.Measure) bool {
+	for i, x := range s.measures {
+		if x == m {
+			s.measureSel.SetSelectedIndex(i)
+			return true
+		}
+	}
+	return false
+}
+
+// SelectModel chooses a pooling method; it reports false when the layout
+// does not offer it.
+func (s *MetaScreen) SelectModel(m meta.Method) bool {
+	for i, x := range s.models {
+		if x == m {
+			s.modelSel.SetSelectedIndex(i)
+			return true
+		}
+	}
+	return false
+}
+
+// optionsChanged re-runs the analysis after a change of measure, model or
+// Knapp–Hartung choice.
+func (s *MetaScreen) optionsChanged() {
+	if s.updating {
+		return
+	}
+	s.updating = true // unchecking HK for MH is not a change of its own
+	s.syncHK()
+	s.updating = false
+	s.analyse()
+}
+
+// inputSpec reads the input settings: the layout's kind, the column mapping,
+// the sheet, the filter and the missing-value rule.
+func (s *MetaScreen) inputSpec() (meta.InputSpec, error) {
+	l := s.layouts[s.layout]
+	spec := meta.InputSpec{Kind: l.kind, Sheet: strings.TrimSpace(s.sheet.Text), SkipMissing: s.skipMissing.Checked}
+	for _, field := range append([]string{"study"}, l.fields...) {
+		name := strings.TrimSpace(s.columns[field].Text)
+		if name == "" && field != "study" {
+			name = field // name every field, so that bi/di win over n1i/n2i
+		}
+		if err := spec.Columns.Set(field, name); err != nil {
+			return spec, err
+		}
+	}
+	if f := strings.TrimSpace(s.filter.Text); f != "" {
+		col, val, err := meta.ParseFilter(f)
+		if err != nil {
+			return spec, err
+		}
+		spec.Where = map[string]string{col: val}
+	}
+	return spec, nil
+}
+
+// LoadFile reads the study table of a CSV or .xlsx file, off the UI
+// goroutine, and analyses it.
+func (s *MetaScreen) LoadFile(path string) {
+	s.sourcePath, s.sourceText, s.hasSource = path, "", true
+	s.Reload()
+}
+
+// LoadText reads the study table from pasted CSV text and analyses it.
+func (s *MetaScreen) LoadText(text string) {
+	s.sourcePath, s.sourceText, s.hasSource = "", text, true
+	s.Reload()
+}
+
+// Reload reads the current file or pasted text again with the current
+// layout, column mapping, sheet and filter, then analyses it.
+func (s *MetaScreen) Reload() {
+	if !s.hasSource {
+		s.showError(fmt.Errorf("open a file or paste a study table first"))
+		return
+	}
+	spec, err := s.inputSpec()
+	if err != nil {
+		s.showError(err)
+		return
+	}
+	path, text := s.sourcePath, s.sourceText
+	name := pastedSource
+	if path != "" {
+		name = path
+	}
+	gen := s.nextGen()
+	s.status.SetText("Reading " + name + " …")
+	go func() {
+		var studies []meta.Study
+		var err error
+		if path != "" {
+			studies, err = meta.LoadFile(path, spec)
+		} else {
+			studies, err = meta.LoadCSV(strings.NewReader(text), spec)
+		}
+		fyne.Do(func() {
+			defer s.done()
+			if s.stale(gen) {
+				return
+			}
+			if err != nil {
+				s.clearResult()
+				s.studies = nil
+				s.sourceLabel.SetText(name)
+				s.status.SetText("")
+				s.showError(err)
+				return
+			}
+			s.studies, s.spec = studies, spec
+			s.sourceLabel.SetText(fmt.Sprintf("%s: %d studies", name, len(studies)))
+			s.analyse()
+		})
+	}()
+}
+
+// analyse pools the loaded studies with the chosen measure and model and
+// draws the forest plot, off the UI goroutine.
+func (s *MetaScreen) analyse() {
+	if s.studies == nil {
+		return
+	}
+	opts := meta.Options{Measure: s.selectedMeasure(), Method: s.selectedModel()}
+	if s.hk.Checked && !s.hk.Disabled() {
+		opts.Test = meta.TestKnHa
+	}
+	studies := s.studies
+	gen := s.nextGen()
+	s.status.SetText("Analysing…")
+	go func() {
+		res, err := meta.Analyze(studies, opts)
+		var plotPNG []byte
+		var img image.Image
+		if err == nil {
+			var buf bytes.Buffer
+			if perr := meta.WriteForestPlot(&buf, res, meta.PlotOptions{}); perr == nil {
+				plotPNG = buf.Bytes()
+				img, _ = png.Decode(bytes.NewReader(plotPNG))
+			} else {
+				log.Printf("meta screen: forest plot: %v", perr)
+			}
+		}
+		fyne.Do(func() {
+			defer s.done()
+			if s.stale(gen) {
+				return
+			}
+			if err != nil {
+				s.clearResult()
+				s.status.SetText("")
+				s.showError(err)
+				return
+			}
+			s.hideError()
+			s.res, s.hasResult, s.plotPNG = res, true, plotPNG
+			s.stats = s.stats[:0]
+			var notes []string
+			for _, st := range res.Statistics() {
+				if st.Key == "note" {
+					notes = append(notes, "• "+st.Value.(string))
+					continue
+				}
+				s.stats = append(s.stats, st)
+			}
+			s.summary.Refresh()
+			s.notes.SetText(strings.Join(notes, "\n"))
+			s.plot.Image = img
+			s.plot.Refresh()
+			s.exportBtn.Enable()
+			s.status.SetText(fmt.Sprintf("%s, %s: k = %d", res.ModelLabel(), res.Measure.Label(), res.K))
+		})
+	}()
+}
+
+// clearResult forgets the shown result.
+func (s *MetaScreen) clearResult() {
+	s.res, s.hasResult, s.plotPNG, s.stats = meta.Result{}, false, nil, nil
+	s.summary.Refresh()
+	s.notes.SetText("")
+	s.plot.Image = nil
+	s.plot.Refresh()
+	s.exportBtn.Disable()
+}
+
+// showError shows err inline: the engine's messages name the row and
+// study; other errors are logged and shown without their technical detail.
+func (s *MetaScreen) showError(err error) {
+	msg := meta.ErrorMessage(err)
+	if meta.ErrorCode(err) == meta.EINTERNAL {
+		log.Printf("meta screen: %v", err)
+	}
+	s.errLabel.SetText(msg)
+	s.errLabel.Show()
+}
+
+func (s *MetaScreen) hideError() {
+	s.errLabel.SetText("")
+	s.errLabel.Hide()
+}
+
+// nextGen starts a new load or analysis; results of earlier ones are
+// dropped.
+func (s *MetaScreen) nextGen() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+	return s.gen
+}
+
+// stale reports whether a newer load or analysis started after gen.
+func (s *MetaScreen) stale(gen int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return gen != s.gen
+}
+
+// ExportWorkbook writes the studies, the pooled result, the forest plot
+// and the provenance to an Excel workbook at path, with progress and
+// Cancel; nothing is left at path on an error or Cancel.
+func (s *MetaScreen) ExportWorkbook(path string) {
+	if !s.hasResult {
+		return
+	}
+	studies, res, plotPNG := s.studies, s.res, s.plotPNG
+	source := s.sourcePath
+	if source == "" {
+		source = pastedSource
+	}
+	prov := meta.NewProvenance(s.version, source, s.spec)
+	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, progress datasets.ProgressFunc) error {
+		progress(datasets.Progress{Stage: "Writing " + path})
+		_, err := meta.ExportWorkbook(ctx, path, studies, res, plotPNG, prov)
+		return err
+	}, func(err error) {
+		defer s.done()
+		if err != nil {
+			showError(s.window, err)
+			return
+		}
+		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %d studies, the pooled result and the forest plot to %s", len(studies), path), s.window)
+	})
+}
+
+func (s *MetaScreen) chooseFile() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			showError(s.window, err)
+			return
+		}
+		r.Close()
+		s.LoadFile(r.URI().Path())
+	}, s.window)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".csv", ".tsv", ".txt", ".xlsx", ".xlsm"}))
+	d.Show()
+}
+
+func (s *MetaScreen) chooseExport() {
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil || w == nil {
+			showError(s.window, err)
+			return
+		}
+		uri := w.URI()
+		w.Close()
+		// The exporter writes a temp file and renames it over path only on
+		// success: drop the empty file the dialog created, so an error or
+		// Cancel leaves nothing behind.
+		if err := storage.Delete(uri); err != nil {
+			showError(s.window, err)
+			return
+		}
+		s.ExportWorkbook(uri.Path())
+	}, s.window)
+	d.SetFileName("meta-analysis.xlsx")
+	d.Show()
+}

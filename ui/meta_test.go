@@ -1,0 +1,207 @@
+package ui
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+	"github.com/xuri/excelize/v2"
+
+	"github.com/clinsight/clinsight/app/meta"
+)
+
+// bcgStudiesCSV is metadat's dat.bcg (13 BCG vaccine trials) as events and
+// totals: ai = tpos, n1i = tpos + tneg, ci = cpos, n2i = cpos + cneg.
+const bcgStudiesCSV = `study,ai,n1i,ci,n2i
+Aronson,4,123,11,139
+Ferguson & Simes,6,306,29,303
+Rosenthal et al,3,231,11,220
+Hart & Sutherland,62,13598,248,12867
+Frimodt-Moller et al,33,5069,47,5808
+Stein & Aronson,180,1541,372,1451
+Vandiviere et al,8,2545,10,629
+TPT Madras,505,88391,499,88391
+Coetzee & Berjak,29,7499,45,7277
+Rosenthal et al,17,1716,65,1665
+Comstock et al,186,50634,141,27338
+Comstock & Webster,5,2498,3,2341
+Comstock et al,27,16913,29,17854
+`
+
+// waitFor waits until a screen has finished at least n asynchronous
+// operations.
+func waitFor(t *testing.T, s interface{ finishedOps() int }, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for s.finishedOps() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %d operations (finished %d)", n, s.finishedOps())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// statText returns the shown text of the summary row with key.
+func statText(s *MetaScreen, key string) string {
+	for _, st := range s.stats {
+		if st.Key == key {
+			return st.Text()
+		}
+	}
+	return ""
+}
+
+func TestMetaScreenBCG(t *testing.T) {
+	a := test.NewTempApp(t)
+	w := a.NewWindow("meta")
+	s := NewMetaScreen(context.Background(), w, "test")
+	w.SetContent(s.Content())
+
+	if !s.SelectMeasure(meta.RR) || !s.SelectModel(meta.REML) {
+		t.Fatal("RR or REML not offered for 2x2 counts")
+	}
+	s.paste.SetText(bcgStudiesCSV)
+	test.Tap(s.pasteBtn)
+	waitFor(t, s, 2) // load, analysis
+	if !s.hasResult {
+		t.Fatalf("no result; error %q, status %q", s.errLabel.Text, s.status.Text)
+	}
+	if got, want := s.res.Est, math.Log(0.4894); math.Abs(got-want) > 1e-4 {
+		t.Errorf("RR REML est = %.6f, want log(0.4894) = %.6f", got, want)
+	}
+	if got := statText(s, "RR"); got != "0.4894" {
+		t.Errorf("summary RR = %q", got)
+	}
+	if got := statText(s, "tau2"); got != "0.3132" {
+		t.Errorf("summary tau2 = %q", got)
+	}
+	if s.plot.Image == nil || s.plot.Image.Bounds().Dx() < 600 {
+		t.Error("no forest plot shown")
+	}
+	if !strings.Contains(s.sourceLabel.Text, "13 studies") || s.exportBtn.Disabled() {
+		t.Errorf("source %q, export disabled %v", s.sourceLabel.Text, s.exportBtn.Disabled())
+	}
+	reml := s.res.Est
+
+	// A new model updates the summary.
+	s.SelectModel(meta.EE)
+	waitFor(t, s, 3)
+	if s.res.Method != meta.EE || s.res.Est == reml || statText(s, "tau2") != "0.0000" {
+		t.Errorf("after EE: method %s est %.6f tau2 %q", s.res.Method, s.res.Est, statText(s, "tau2"))
+	}
+	if got := statText(s, "model"); got != "Common-effect model (inverse variance)" {
+		t.Errorf("summary model = %q", got)
+	}
+	if got, want := statText(s, "RR"), "0.6503"; got != want { // exp(-0.4303), metafor's EE on dat.bcg
+		t.Errorf("EE RR = %q, want %q", got, want)
+	}
+
+	// Mantel–Haenszel has no Knapp–Hartung adjustment: the box is disabled.
+	s.hk.SetChecked(true)
+	waitFor(t, s, 4)
+	if s.res.Test != meta.TestKnHa {
+		t.Errorf("HK not applied: %s", s.res.Model)
+	}
+	s.SelectModel(meta.MH)
+	waitFor(t, s, 5)
+	if !s.hk.Disabled() || s.hk.Checked || s.res.Model != "MH" {
+		t.Errorf("MH: hk disabled %v checked %v model %s", s.hk.Disabled(), s.hk.Checked, s.res.Model)
+	}
+
+	// Export: Studies, Pooled, the plot and the provenance.
+	out := filepath.Join(t.TempDir(), "meta.xlsx")
+	s.ExportWorkbook(out)
+	waitFor(t, s, 6)
+	wb, err := excelize.OpenFile(out)
+	if err != nil {
+		t.Fatalf("exported workbook: %v", err)
+	}
+	defer wb.Close()
+	if got := strings.Join(wb.GetSheetList(), ","); got != "Studies,Pooled,Forest plot,Provenance" {
+		t.Errorf("sheets %s", got)
+	}
+	rows, _ := wb.GetRows("Studies")
+	if len(rows) != 14 || rows[1][0] != "Aronson" {
+		t.Errorf("Studies rows: %d", len(rows))
+	}
+	pooled, _ := wb.GetRows("Pooled")
+	if len(pooled) < 10 || pooled[1][0] != "model" || pooled[1][1] != "Common-effect model (Mantel–Haenszel)" {
+		t.Errorf("Pooled rows: %v", pooled[:min(3, len(pooled))])
+	}
+	pics, err := wb.GetPictures("Forest plot", "A1")
+	if err != nil || len(pics) != 1 {
+		t.Errorf("forest plot picture: %d, %v", len(pics), err)
+	}
+	prov, _ := wb.GetRows("Provenance")
+	text := ""
+	for _, r := range prov {
+		text += strings.Join(r, "=") + "\n"
+	}
+	for _, want := range []string{"Clinsight version=test", "Data source=pasted text", "Effect measure=Risk Ratio (RR)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Provenance lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
+	a := test.NewTempApp(t)
+	w := a.NewWindow("meta")
+	s := NewMetaScreen(context.Background(), w, "test")
+	w.SetContent(s.Content())
+
+	// A row with more events than participants: the message names it.
+	s.LoadText("study,ai,n1i,ci,n2i\nA,1,10,2,10\nB,12,10,2,10\n")
+	waitFor(t, s, 1)
+	if s.hasResult || !s.errLabel.Visible() || s.errLabel.Text != `data row 2 (study "B"): ai = 12 events is more than the group total n1i = 10` {
+		t.Errorf("error label %q (visible %v)", s.errLabel.Text, s.errLabel.Visible())
+	}
+	if !s.exportBtn.Disabled() {
+		t.Error("export enabled without a result")
+	}
+
+	// A file in the events/non-events layout with its own column names,
+	// filtered to one dataset.
+	path := filepath.Join(t.TempDir(), "bcg.csv")
+	body := "set,author,tpos,tneg,cpos,cneg\nbcg,Aronson,4,119,11,128\nother,X,1,1,1,1\nbcg,Ferguson & Simes,6,300,29,274\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.layoutSel.SetSelectedIndex(1) // ai, bi, ci, di: reloads the pasted text (fails: no such columns)
+	waitFor(t, s, 2)
+	for field, col := range map[string]string{"study": "author", "ai": "tpos", "bi": "tneg", "ci": "cpos", "di": "cneg"} {
+		s.columns[field].SetText(col)
+	}
+	s.filter.SetText("set=bcg")
+	s.SelectMeasure(meta.OR)
+	s.LoadFile(path)
+	waitFor(t, s, 4) // load, analysis
+	if !s.hasResult || s.res.K != 2 || s.res.Studies[1].Label != "Ferguson & Simes" || s.errLabel.Visible() {
+		t.Fatalf("file load: result %v k %d, error %q", s.hasResult, s.res.K, s.errLabel.Text)
+	}
+	if s.studies[0].N1I != 123 {
+		t.Errorf("n1i from ai+bi = %v, want 123", s.studies[0].N1I)
+	}
+
+	// The continuous layout offers MD and SMD, and no Mantel–Haenszel.
+	s.layoutSel.SetSelectedIndex(2)
+	waitFor(t, s, 5)
+	if s.SelectModel(meta.MH) || !s.SelectMeasure(meta.SMD) {
+		t.Error("continuous layout: MH offered or SMD missing")
+	}
+	if s.hasResult || !strings.Contains(s.errLabel.Text, `column "m1i" not found`) {
+		t.Errorf("continuous layout on 2x2 data: %q", s.errLabel.Text)
+	}
+
+	// A missing file.
+	s.LoadFile(filepath.Join(t.TempDir(), "nope.csv"))
+	waitFor(t, s, 6) // the SMD selection had nothing to analyse; this load fails
+	if !strings.HasPrefix(s.errLabel.Text, "cannot open the data file") {
+		t.Errorf("missing file: %q", s.errLabel.Text)
+	}
+}

@@ -1,0 +1,305 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image/color"
+	"strconv"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/localllm"
+)
+
+// Status light colours.
+var (
+	colorUp      = color.NRGBA{R: 0x2e, G: 0xa0, B: 0x43, A: 0xff}
+	colorDown    = color.NRGBA{R: 0xd0, G: 0x31, B: 0x2d, A: 0xff}
+	colorUnknown = color.NRGBA{R: 0x9e, G: 0x9e, B: 0x9e, A: 0xff}
+)
+
+// notInstalled marks a configured model the server does not have.
+const notInstalled = " (not installed)"
+
+// SettingsScreen configures the Ollama host, the model per task and the
+// query limits, shows whether the server is reachable, and installs models
+// (Pull from the registry, Import a GGUF file).
+type SettingsScreen struct {
+	ctx    context.Context
+	ws     *app.Workspace
+	window fyne.Window
+
+	host        *widget.Entry
+	light       *canvas.Circle
+	statusLabel *widget.Label
+	sqlModel    *widget.Select
+	chatModel   *widget.Select
+	embedModel  *widget.Select
+	pullName    *widget.Entry
+	timeout     *widget.Entry
+	maxRows     *widget.Entry
+	limitsInfo  *widget.Label
+	content     fyne.CanvasObject
+
+	// Owned by the UI goroutine: the last status checked.
+	status app.Status
+
+	opCounter
+}
+
+// NewSettingsScreen builds the Settings screen; call Check to load the
+// server's state.
+func NewSettingsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window) *SettingsScreen {
+	s := &SettingsScreen{ctx: ctx, ws: ws, window: w}
+	cfg := ws.Config()
+
+	s.host = widget.NewEntry()
+	s.host.SetText(cfg.OllamaHost)
+	s.light = canvas.NewCircle(colorUnknown)
+	s.statusLabel = widget.NewLabel("Not checked yet.")
+	s.statusLabel.Wrapping = fyne.TextWrapWord
+	lightBox := container.NewGridWrap(fyne.NewSize(18, 18), s.light)
+	checkBtn := widget.NewButtonWithIcon("Save and check", theme.ViewRefreshIcon(), s.saveHost)
+
+	s.sqlModel = widget.NewSelect(nil, func(string) { s.saveModels() })
+	s.chatModel = widget.NewSelect(nil, func(string) { s.saveModels() })
+	s.embedModel = widget.NewSelect(nil, func(string) { s.saveModels() })
+	s.setModelChoices(nil)
+
+	s.pullName = widget.NewEntry()
+	s.pullName.SetPlaceHolder("model name, e.g. qwen2.5-coder:7b")
+	pullBtn := widget.NewButtonWithIcon("Pull", theme.DownloadIcon(), func() { s.Pull(s.pullName.Text) })
+	importBtn := widget.NewButtonWithIcon("Import GGUF file…", theme.FolderOpenIcon(), s.chooseGGUF)
+
+	s.timeout = widget.NewEntry()
+	s.timeout.SetText(time.Duration(cfg.Limits.QueryTimeout).String())
+	s.maxRows = widget.NewEntry()
+	s.maxRows.SetText(strconv.Itoa(cfg.Limits.MaxRows))
+	s.limitsInfo = widget.NewLabel("")
+	saveLimits := widget.NewButtonWithIcon("Save limits", theme.DocumentSaveIcon(), func() {
+		s.SaveLimits(s.timeout.Text, s.maxRows.Text)
+	})
+
+	server := widget.NewCard("Ollama server", "Clinsight sends data only to this address.",
+		container.NewVBox(
+			container.NewBorder(nil, nil, widget.NewLabel("Host"), checkBtn, s.host),
+			container.NewBorder(nil, nil, container.NewCenter(lightBox), nil, s.statusLabel),
+		))
+	models := widget.NewCard("Models per task", "Choose among the models installed on the server.",
+		container.NewVBox(
+			widget.NewForm(
+				widget.NewFormItem("SQL generation", s.sqlModel),
+				widget.NewFormItem("Chat and extraction", s.chatModel),
+				widget.NewFormItem("Embeddings", s.embedModel),
+			),
+			container.NewBorder(nil, nil, nil, container.NewHBox(pullBtn, importBtn), s.pullName),
+		))
+	limits := widget.NewCard("Query limits", "Applied to every SQL query, typed or generated.",
+		container.NewVBox(
+			widget.NewForm(
+				widget.NewFormItem("Time limit", s.timeout),
+				widget.NewFormItem("Row cap", s.maxRows),
+			),
+			container.NewBorder(nil, nil, nil, saveLimits, s.limitsInfo),
+		))
+	s.content = container.NewVScroll(container.NewVBox(server, models, limits))
+	return s
+}
+
+// Content returns the screen's root object.
+func (s *SettingsScreen) Content() fyne.CanvasObject { return s.content }
+
+// Check asks the server for its state off the UI goroutine and updates the
+// status light, the version and the model lists.
+func (s *SettingsScreen) Check() {
+	s.statusLabel.SetText("Checking " + s.ws.Config().OllamaHost + " …")
+	s.light.FillColor = colorUnknown
+	s.light.Refresh()
+	go func() {
+		var st app.Status
+		client, err := s.ws.ModelClient()
+		if err == nil {
+			st = s.ws.Status(s.ctx, client)
+		} else {
+			st = app.Status{HealthError: err}
+		}
+		fyne.Do(func() {
+			defer s.done()
+			s.status = st
+			if st.Health.Reachable {
+				s.light.FillColor = colorUp
+				s.statusLabel.SetText(fmt.Sprintf("Reachable · Ollama %s · %d models installed", st.Health.Version, len(st.Models)))
+			} else {
+				s.light.FillColor = colorDown
+				s.statusLabel.SetText("Not reachable: " + errorText(st.HealthError))
+			}
+			s.light.Refresh()
+			s.setModelChoices(st.Models)
+		})
+	}()
+}
+
+// errorText is the message of err for the status line.
+func errorText(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
+
+// setModelChoices fills the pickers with the installed models and the
+// configured ones (marked when not installed), without saving anything.
+func (s *SettingsScreen) setModelChoices(models []localllm.Model) {
+	cfg := s.ws.Config()
+	var names []string
+	installed := map[string]bool{}
+	for _, m := range models {
+		names = append(names, m.Name)
+		installed[m.Name] = true
+	}
+	for _, p := range []struct {
+		sel     *widget.Select
+		current string
+	}{{s.sqlModel, cfg.Models.SQL}, {s.chatModel, cfg.Models.Chat}, {s.embedModel, cfg.Models.Embedding}} {
+		opts := append([]string(nil), names...)
+		selected := p.current
+		if !installed[p.current] && !installed[p.current+":latest"] {
+			selected = p.current + notInstalled
+			opts = append(opts, selected)
+		} else if !installed[p.current] {
+			selected = p.current + ":latest"
+		}
+		changed := p.sel.OnChanged
+		p.sel.OnChanged = nil
+		p.sel.SetOptions(opts)
+		p.sel.SetSelected(selected)
+		p.sel.OnChanged = changed
+	}
+}
+
+// saveHost validates and saves the host, then checks the server.
+func (s *SettingsScreen) saveHost() {
+	host := strings.TrimSpace(s.host.Text)
+	norm, err := localllm.NormalizeHost(host)
+	if err != nil {
+		dialog.ShowError(fmt.Errorf("the Ollama host %q is not valid: %w", host, err), s.window)
+		return
+	}
+	if err := s.ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = norm.String() }); err != nil {
+		dialog.ShowError(err, s.window)
+		return
+	}
+	s.host.SetText(s.ws.Config().OllamaHost)
+	s.Check()
+}
+
+// saveModels stores the selected model per task.
+func (s *SettingsScreen) saveModels() {
+	pick := func(sel *widget.Select, old string) string {
+		v := strings.TrimSuffix(sel.Selected, notInstalled)
+		if v == "" {
+			return old
+		}
+		return v
+	}
+	err := s.ws.UpdateConfig(func(c *app.Config) {
+		c.Models.SQL = pick(s.sqlModel, c.Models.SQL)
+		c.Models.Chat = pick(s.chatModel, c.Models.Chat)
+		c.Models.Embedding = pick(s.embedModel, c.Models.Embedding)
+	})
+	if err != nil {
+		dialog.ShowError(err, s.window)
+	}
+}
+
+// SaveLimits validates and stores the query time limit and row cap.
+func (s *SettingsScreen) SaveLimits(timeout, maxRows string) {
+	d, err := time.ParseDuration(strings.TrimSpace(timeout))
+	if err != nil || d <= 0 {
+		s.limitsInfo.SetText(fmt.Sprintf("The time limit %q is not valid: write it like 30s or 2m.", timeout))
+		return
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(maxRows, ",", "")))
+	if err != nil || n <= 0 {
+		s.limitsInfo.SetText(fmt.Sprintf("The row cap %q is not valid: write a positive whole number.", maxRows))
+		return
+	}
+	if err := s.ws.UpdateConfig(func(c *app.Config) {
+		c.Limits.QueryTimeout = app.Duration(d)
+		c.Limits.MaxRows = n
+	}); err != nil {
+		s.limitsInfo.SetText(err.Error())
+		return
+	}
+	s.limitsInfo.SetText(fmt.Sprintf("Saved: queries stop after %s and return at most %s rows.", d, formatCount(int64(n))))
+}
+
+// Pull downloads a model through the server with progress and Cancel.
+func (s *SettingsScreen) Pull(name string) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		dialog.ShowInformation("Pull a model", "Type the name of a model, e.g. qwen2.5-coder:7b.", s.window)
+		return
+	}
+	s.transfer("Pull "+name, func(ctx context.Context, c *localllm.Client, progress func(localllm.Progress)) error {
+		return c.Pull(ctx, name, progress)
+	})
+}
+
+// ImportGGUF installs a local GGUF file as model name.
+func (s *SettingsScreen) ImportGGUF(name, path string) {
+	s.transfer("Import "+name, func(ctx context.Context, c *localllm.Client, progress func(localllm.Progress)) error {
+		return c.Import(ctx, name, path, progress)
+	})
+}
+
+// transfer runs a model download or import behind a progress dialog and
+// refreshes the model lists afterwards.
+func (s *SettingsScreen) transfer(title string, work func(context.Context, *localllm.Client, func(localllm.Progress)) error) {
+	runTask(s.ctx, s.window, title, func(ctx context.Context, progress datasets.ProgressFunc) error {
+		client, err := s.ws.ModelClient()
+		if err != nil {
+			return err
+		}
+		return work(ctx, client, func(p localllm.Progress) { progress(app.TransferProgress(p)) })
+	}, func(err error) {
+		defer s.done()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			showError(s.window, err)
+		}
+		s.Check()
+	})
+}
+
+func (s *SettingsScreen) chooseGGUF() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			showError(s.window, err)
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		name := widget.NewEntry()
+		name.SetText(strings.TrimSuffix(r.URI().Name(), r.URI().Extension()))
+		dialog.ShowForm("Import GGUF file", "Import", "Cancel",
+			[]*widget.FormItem{widget.NewFormItem("Model name", name)},
+			func(ok bool) {
+				if ok {
+					s.ImportGGUF(strings.TrimSpace(name.Text), path)
+				}
+			}, s.window)
+	}, s.window)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".gguf"}))
+	d.Show()
+}
