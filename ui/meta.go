@@ -119,6 +119,7 @@ type MetaScreen struct {
 	openBtn     *widget.Button
 	paste       *widget.Entry
 	pasteBtn    *widget.Button
+	exampleBtn  *widget.Button
 	sourceLabel *widget.Label
 	layoutSel   *widget.Select
 	sheet       *widget.Entry
@@ -169,6 +170,7 @@ func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScre
 	s.paste.SetPlaceHolder("Or paste CSV with a header row, e.g.\nstudy,ai,n1i,ci,n2i\nAronson,4,123,11,139")
 	s.paste.SetMinRowsVisible(6)
 	s.pasteBtn = widget.NewButtonWithIcon("Use pasted text", theme.ContentPasteIcon(), func() { s.LoadText(s.paste.Text) })
+	s.exampleBtn = widget.NewButtonWithIcon("Example", theme.HelpIcon(), s.LoadExample)
 	s.sourceLabel = widget.NewLabel("No study table loaded.")
 	s.sourceLabel.Wrapping = fyne.TextWrapWord
 
@@ -233,7 +235,7 @@ func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScre
 
 	source := widget.NewCard("Study table", "",
 		container.NewVBox(
-			container.NewHBox(s.openBtn, s.pasteBtn),
+			container.NewHBox(s.openBtn, s.pasteBtn, s.exampleBtn),
 			s.sourceLabel,
 			s.errLabel,
 			s.paste,
@@ -411,6 +413,16 @@ func (s *MetaScreen) inputSpec() (meta.InputSpec, error) {
 func (s *MetaScreen) LoadFile(path string) {
 	s.sourcePath, s.sourceText, s.hasSource = path, "", true
 	s.Reload()
+}
+
+// LoadExample loads the BCG vaccine trials with the 2x2 layout, the risk
+// ratio and REML, to show what the screen does.
+func (s *MetaScreen) LoadExample() {
+	s.layoutSel.SetSelectedIndex(0) // 2x2 counts: events and totals
+	s.paste.SetText(meta.ExampleBCG)
+	s.SelectMeasure(meta.RR)
+	s.SelectModel(meta.REML)
+	s.LoadText(meta.ExampleBCG)
 }
 
 // LoadText reads the study table from pasted CSV text and analyses it.

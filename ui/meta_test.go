@@ -205,3 +205,18 @@ func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
 		t.Errorf("missing file: %q", s.errLabel.Text)
 	}
 }
+
+func TestMetaScreenExample(t *testing.T) {
+	a := test.NewTempApp(t)
+	w := a.NewWindow("test")
+	s := NewMetaScreen(context.Background(), w, "test")
+	w.SetContent(s.Content())
+	s.LoadExample()
+	waitFor(t, s, 2) // load, analysis
+	if s.selectedMeasure() != meta.RR || s.selectedModel() != meta.REML {
+		t.Errorf("example options: %v %v", s.selectedMeasure(), s.selectedModel())
+	}
+	if got, want := statText(s, "RR"), "0.4894"; got != want {
+		t.Errorf("example pooled RR = %q, want %q", got, want)
+	}
+}
