@@ -15,7 +15,7 @@ BUILD_PKGS  := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrand
 SHOT_PKGS   := xvfb x11-apps x11-utils netpbm
 SCREENS     ?= data meta-analysis settings
 
-.PHONY: run build test screenshot deps-build deps-test check-go vet staticcheck unit cgo-build fmt-check bench clean
+.PHONY: run build test screenshot integration deps-build deps-test check-go vet staticcheck unit cgo-build fmt-check bench clean
 
 ## run: install build packages if missing, build, create the demo workspace on first run, open the app
 run: build
@@ -26,8 +26,9 @@ run: build
 build: deps-build
 	CGO_ENABLED=1 $(GO) build -o $(BIN) .
 
-## test: install what the tests need, then gofmt, go vet, staticcheck, the whole suite headless, and a real cgo build
-test: deps-build deps-test fmt-check vet staticcheck unit cgo-build
+## test: install what the tests need, then gofmt, go vet, staticcheck, the whole suite headless,
+## the real-Ollama integration tests, and a real cgo build
+test: deps-build deps-test fmt-check vet staticcheck unit integration cgo-build
 
 check-go:
 	@command -v $(GO) >/dev/null 2>&1 || { \
@@ -47,14 +48,20 @@ fmt-check:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
-	CGO_ENABLED=0 $(GO) vet -tags ci ./...
+	CGO_ENABLED=0 $(GO) vet -tags ci,integration ./...
 
 staticcheck:
-	CGO_ENABLED=0 $(STATICCHECK) -tags ci ./...
+	CGO_ENABLED=0 $(STATICCHECK) -tags ci,integration ./...
 
 ## unit: the whole suite, headless (Fyne's test driver), no GL needed
 unit:
 	CGO_ENABLED=0 $(GO) test -tags ci ./...
+
+## integration: builds the Ollama server from the Go module proxy into ~/.cache/clinsight
+## (about 15 minutes the first time, reused afterwards), then runs the real-server tests
+integration:
+	bash scripts/ollama-server.sh build >/dev/null
+	CGO_ENABLED=0 $(GO) test -tags ci,integration -run Integration ./localllm/
 
 cgo-build:
 	CGO_ENABLED=1 $(GO) build -o /dev/null .

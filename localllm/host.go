@@ -27,12 +27,11 @@ func HostFromEnv() string {
 }
 
 // NormalizeHost turns the forms OLLAMA_HOST accepts into a base URL:
-// "127.0.0.1:11434", ":11434" and "0.0.0.0:11434" (loopback), "localhost"
-// (port 11434),
-// "http://host:port", "https://host" (port 443) and "http://host" (port 80),
-// the same defaults the ollama command applies. An empty string gives
-// [DefaultHost]. Ollama's cloud host (ollama.com) is refused: Clinsight only
-// talks to a server the site runs itself.
+// "127.0.0.1:11434", ":11434" and "0.0.0.0:11434" (this computer),
+// "localhost" (port 11434), "http://host:port", "https://host" (port 443)
+// and "http://host" (port 80), with the ollama command's default ports. An
+// empty string gives [DefaultHost]. Ollama's cloud host (ollama.com) is
+// refused: Clinsight only talks to a server the site runs itself.
 func NormalizeHost(s string) (*url.URL, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {

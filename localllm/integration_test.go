@@ -4,7 +4,7 @@
 // proxy by scripts/ollama-server.sh. They are excluded from the normal
 // suite; run them with
 //
-//	scripts/ollama-server.sh build   # once, about 15 minutes on 2 cores
+//	scripts/ollama-server.sh build   # once: 10-15 minutes on 2 cores
 //	CGO_ENABLED=0 go test -tags ci,integration -run Integration -v ./localllm/
 //
 // The server binary is $CLINSIGHT_OLLAMA_BIN, or else the one the script

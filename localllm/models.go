@@ -107,6 +107,8 @@ func (c *Client) Import(ctx context.Context, name, ggufPath string, progress fun
 // (progress "hashing"), uploads it as a blob unless the server already has
 // it (progress "uploading"), then creates the model from the blob, relaying
 // the server's progress. A file that is not GGUF gives an [Invalid] error.
+// progress is called by one goroutine at a time, but not always the
+// caller's: during the upload the HTTP transport reads the file.
 func (c *Client) ImportGGUF(ctx context.Context, req ImportRequest, progress func(Progress)) error {
 	cl := call{op: "import", model: req.Name}
 	if progress == nil {
