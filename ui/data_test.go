@@ -15,6 +15,7 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/datasets/demo"
 )
 
 // newTestWorkspace opens a temporary workspace with one registered SQLite
@@ -181,6 +182,54 @@ func TestFormatCount(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -5000: "-5,000"} {
 		if got := formatCount(n); got != want {
 			t.Errorf("formatCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestDataScreenOnDemoWorkspace(t *testing.T) {
+	a := test.NewTempApp(t)
+	ws, err := app.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	opts := demo.DefaultOptions()
+	opts.Patients = 150
+	if _, err := ws.InitDemo(context.Background(), opts, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.UpdateConfig(func(c *app.Config) { c.Limits.MaxRows = 100 }); err != nil {
+		t.Fatal(err)
+	}
+	mw := NewMainWindow(context.Background(), a, ws, "test")
+	s := mw.Data
+	waitOps(t, s, 2)
+	got := strings.Join(tableNames(s), ",")
+	for _, want := range []string{"admissions", "d_icd_diagnoses", "d_labitems", "diagnoses_icd", "dicom_all", "labevents", "patients", "prescriptions"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("demo table %s not listed (%s)", want, got)
+		}
+	}
+	s.RunSQL("SELECT subject_id, itemid, charttime, valuenum FROM labevents ORDER BY labevent_id")
+	waitOps(t, s, 3)
+	if !strings.Contains(s.resultStatus.Text, "100 rows") || !strings.Contains(s.resultStatus.Text, "Truncated") {
+		t.Fatalf("status = %q", s.resultStatus.Text)
+	}
+	out := filepath.Join(t.TempDir(), "labs.xlsx")
+	s.ExportResult(out)
+	waitOps(t, s, 4)
+	wb, err := excelize.OpenFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wb.Close()
+	rows, _ := wb.GetRows("Results")
+	if len(rows) != 101 {
+		t.Fatalf("workbook rows = %d, want 101 (header + 100)", len(rows))
+	}
+	for i, r := range s.lastResult.Rows {
+		if rows[i+1][0] != fmt.Sprint(r[0]) || rows[i+1][2] != fmt.Sprint(r[2]) {
+			t.Fatalf("row %d differs: workbook %v, result %v", i, rows[i+1], r)
 		}
 	}
 }
