@@ -55,6 +55,8 @@ type Workspace struct {
 	// warnings collects problems found while opening that the user should
 	// see (for example a corrupt config that was replaced by defaults).
 	warnings []string
+
+	vectors vectorStores
 }
 
 // Open opens the workspace in dir, creating the directory layout and a

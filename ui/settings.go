@@ -43,6 +43,7 @@ type SettingsScreen struct {
 	host        *widget.Entry
 	light       *canvas.Circle
 	statusLabel *widget.Label
+	embedNote   *widget.Label
 	sqlModel    *widget.Select
 	chatModel   *widget.Select
 	embedModel  *widget.Select
@@ -76,6 +77,8 @@ func NewSettingsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window) *S
 	s.chatModel = widget.NewSelect(nil, func(string) { s.saveModels() })
 	s.embedModel = widget.NewSelect(nil, func(string) { s.saveModels() })
 	s.setModelChoices(nil)
+	s.embedNote = widget.NewLabel("")
+	s.embedNote.Wrapping = fyne.TextWrapWord
 
 	s.pullName = widget.NewEntry()
 	s.pullName.SetPlaceHolder("model name, e.g. qwen2.5-coder:7b")
@@ -104,6 +107,7 @@ func NewSettingsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window) *S
 				widget.NewFormItem("Embeddings", s.embedModel),
 			),
 			container.NewBorder(nil, nil, nil, container.NewHBox(pullBtn, importBtn), s.pullName),
+			s.embedNote,
 		))
 	limits := widget.NewCard("Query limits", "Applied to every SQL query, typed or generated.",
 		container.NewVBox(
@@ -146,6 +150,7 @@ func (s *SettingsScreen) Check() {
 			}
 			s.light.Refresh()
 			s.setModelChoices(st.Models)
+			s.embedNote.SetText(st.EmbeddingNote())
 		})
 	}()
 }

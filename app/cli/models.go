@@ -130,6 +130,7 @@ func newStatusCmd(f *Factory) *cobra.Command {
 				}
 				fmt.Fprintf(f.Out, "model for %-15s %s (%s)\n", t.Task+":", t.Model, state)
 			}
+			fmt.Fprintln(f.Out, st.EmbeddingNote())
 			if len(st.Sources) == 0 {
 				fmt.Fprintln(f.Out, "data sources: none (run 'clinsight demo init' or an import)")
 			}
