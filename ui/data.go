@@ -11,7 +11,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -349,16 +348,7 @@ func (s *DataScreen) afterImport(err error) {
 }
 
 func (s *DataScreen) chooseCSV() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil || r == nil {
-			showError(s.window, err)
-			return
-		}
-		r.Close()
-		s.ImportCSV(r.URI().Path())
-	}, s.window)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".csv", ".gz"}))
-	d.Show()
+	chooseOpenFile(s.window, []string{".csv", ".gz"}, func(path string) { s.ImportCSV(path) })
 }
 
 func (s *DataScreen) chooseMIMIC() {
@@ -372,37 +362,11 @@ func (s *DataScreen) chooseMIMIC() {
 }
 
 func (s *DataScreen) chooseSQLite() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil || r == nil {
-			showError(s.window, err)
-			return
-		}
-		r.Close()
-		s.AddSQLite(r.URI().Path())
-	}, s.window)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".sqlite", ".sqlite3", ".db"}))
-	d.Show()
+	chooseOpenFile(s.window, []string{".sqlite", ".sqlite3", ".db"}, s.AddSQLite)
 }
 
 func (s *DataScreen) chooseExport() {
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil || w == nil {
-			showError(s.window, err)
-			return
-		}
-		uri := w.URI()
-		w.Close()
-		// The exporter writes a temp file and renames it over path only on
-		// success: drop the empty file the dialog created, so an error or
-		// Cancel leaves nothing behind.
-		if err := storage.Delete(uri); err != nil {
-			showError(s.window, err)
-			return
-		}
-		s.ExportResult(uri.Path())
-	}, s.window)
-	d.SetFileName("clinsight-result.xlsx")
-	d.Show()
+	chooseSaveFile(s.window, "clinsight-result.xlsx", s.ExportResult)
 }
 
 // formatCount prints n with thousands separators.

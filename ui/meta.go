@@ -15,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/layout"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -606,35 +605,9 @@ func (s *MetaScreen) ExportWorkbook(path string) {
 }
 
 func (s *MetaScreen) chooseFile() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil || r == nil {
-			showError(s.window, err)
-			return
-		}
-		r.Close()
-		s.LoadFile(r.URI().Path())
-	}, s.window)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".csv", ".tsv", ".txt", ".xlsx", ".xlsm"}))
-	d.Show()
+	chooseOpenFile(s.window, []string{".csv", ".tsv", ".txt", ".xlsx", ".xlsm"}, s.LoadFile)
 }
 
 func (s *MetaScreen) chooseExport() {
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil || w == nil {
-			showError(s.window, err)
-			return
-		}
-		uri := w.URI()
-		w.Close()
-		// The exporter writes a temp file and renames it over path only on
-		// success: drop the empty file the dialog created, so an error or
-		// Cancel leaves nothing behind.
-		if err := storage.Delete(uri); err != nil {
-			showError(s.window, err)
-			return
-		}
-		s.ExportWorkbook(uri.Path())
-	}, s.window)
-	d.SetFileName("meta-analysis.xlsx")
-	d.Show()
+	chooseSaveFile(s.window, "meta-analysis.xlsx", s.ExportWorkbook)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -288,15 +288,9 @@ func (s *SettingsScreen) transfer(title string, work func(context.Context, *loca
 }
 
 func (s *SettingsScreen) chooseGGUF() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil || r == nil {
-			showError(s.window, err)
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
+	chooseOpenFile(s.window, []string{".gguf"}, func(path string) {
 		name := widget.NewEntry()
-		name.SetText(strings.TrimSuffix(r.URI().Name(), r.URI().Extension()))
+		name.SetText(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 		dialog.ShowForm("Import GGUF file", "Import", "Cancel",
 			[]*widget.FormItem{widget.NewFormItem("Model name", name)},
 			func(ok bool) {
@@ -304,7 +298,5 @@ func (s *SettingsScreen) chooseGGUF() {
 					s.ImportGGUF(strings.TrimSpace(name.Text), path)
 				}
 			}, s.window)
-	}, s.window)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".gguf"}))
-	d.Show()
+	})
 }
