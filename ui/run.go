@@ -56,11 +56,12 @@ func (mw *MainWindow) Show(name string) error {
 
 // MainWindow is the application window with one navigation tab per screen.
 type MainWindow struct {
-	Window   fyne.Window
-	Tabs     *container.AppTabs
-	Data     *DataScreen
-	Settings *SettingsScreen
-	Meta     *MetaScreen
+	Window      fyne.Window
+	Tabs        *container.AppTabs
+	Data        *DataScreen
+	Settings    *SettingsScreen
+	Meta        *MetaScreen
+	Impressions *ImpressionsScreen
 }
 
 // NewMainWindow builds the main window. It is separate from Run so tests
@@ -72,6 +73,7 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 	mw.Tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Data", theme.StorageIcon(), mw.Data.Content()),
 		container.NewTabItemWithIcon("Meta-analysis", theme.GridIcon(), mw.Meta.Content()),
+		container.NewTabItemWithIcon("Impressions", theme.DocumentIcon(), mw.impressionsTab(ctx, ws, w, version)),
 		container.NewTabItemWithIcon("Settings", theme.SettingsIcon(), mw.Settings.Content()),
 	)
 	mw.Tabs.SetTabLocation(container.TabLocationLeading)

@@ -1,0 +1,82 @@
+package impression
+
+import (
+	"context"
+	"strings"
+
+	"github.com/clinsight/clinsight/app/eval"
+	"github.com/clinsight/clinsight/datasets"
+)
+
+// EvalItem is one evaluated report.
+type EvalItem struct {
+	// UID identifies the report.
+	UID string
+	// Findings is the input; Reference its real impression; Hypothesis
+	// the impression produced.
+	Findings, Reference, Hypothesis string
+	// Generated is true for a model's impression, false for a retrieved
+	// one.
+	Generated bool
+	// Rouge scores Hypothesis against Reference.
+	Rouge eval.Rouge
+	// Notice is the pipeline's fallback notice, if any.
+	Notice string
+}
+
+// EvalSummary is the result of an impression evaluation.
+type EvalSummary struct {
+	// N is the number of reports scored.
+	N int
+	// Mean holds the mean ROUGE-1, ROUGE-2 and ROUGE-L (fractions).
+	Mean eval.Rouge
+	// Generated and Retrieved count the answers by source.
+	Generated, Retrieved int
+	// Items are the per-report results in input order.
+	Items []EvalItem
+}
+
+// EvaluateImpressions produces an impression for each test report with
+// both findings and an impression and scores it with ROUGE (F1, no
+// stemming, as the Open-i baselines). With leaveOneOut the tests are
+// corpus reports and each is excluded from its own examples. progress (may
+// be nil) receives the reports done.
+func EvaluateImpressions(ctx context.Context, p *Pipeline, tests []Report, leaveOneOut bool, progress datasets.ProgressFunc) (EvalSummary, error) {
+	var sum EvalSummary
+	var mean eval.RougeMean
+	total := 0
+	for _, r := range tests {
+		if strings.TrimSpace(r.Findings) != "" && strings.TrimSpace(r.Impression) != "" {
+			total++
+		}
+	}
+	for _, r := range tests {
+		if strings.TrimSpace(r.Findings) == "" || strings.TrimSpace(r.Impression) == "" {
+			continue
+		}
+		req := Request{Findings: r.Findings}
+		if leaveOneOut {
+			req.ExcludeID = r.ID
+		}
+		res, err := p.Generate(ctx, req, nil)
+		if err != nil {
+			return sum, err
+		}
+		item := EvalItem{UID: r.UID, Findings: r.Findings, Reference: r.Impression, Hypothesis: res.Impression,
+			Generated: res.Generated, Notice: res.Notice}
+		item.Rouge = eval.ComputeRouge(r.Impression, res.Impression, eval.RougeOptions{})
+		mean.Add(item.Rouge)
+		if res.Generated {
+			sum.Generated++
+		} else {
+			sum.Retrieved++
+		}
+		sum.Items = append(sum.Items, item)
+		if progress != nil {
+			progress(datasets.Progress{Stage: "impressions", Done: int64(len(sum.Items)), Total: int64(total), Unit: "reports"})
+		}
+	}
+	sum.N = mean.N
+	sum.Mean = mean.Mean()
+	return sum, nil
+}

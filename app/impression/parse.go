@@ -1,0 +1,282 @@
+package impression
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"encoding/csv"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// rawReport is a report read from an input, before labelling.
+type rawReport struct {
+	// line is where the report starts in its file (1-based; 0 for a
+	// report that is the whole file).
+	line                      int
+	uid, findings, impression string
+}
+
+// Input formats.
+const (
+	formatCSV  = "csv"
+	formatXML  = "xml"
+	formatText = "text"
+)
+
+// formatOf picks the reader for a file name; "" for files that are not
+// reports.
+func formatOf(name string) string {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".csv", ".tsv":
+		return formatCSV
+	case ".xml":
+		return formatXML
+	case ".txt", ".text", ".rpt":
+		return formatText
+	}
+	return ""
+}
+
+// readReports reads the reports of one file in the given format, calling
+// emit for each.
+func readReports(r io.Reader, name, format string, emit func(rawReport) error) error {
+	switch format {
+	case formatCSV:
+		return readCSVReports(r, name, emit)
+	case formatXML:
+		return readXMLReports(r, name, emit)
+	case formatText:
+		raw, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		f, imp := SplitSections(string(raw))
+		if f == "" && imp == "" {
+			return errors.New("no FINDINGS or IMPRESSION section header found (expected lines starting with FINDINGS: or IMPRESSION:)")
+		}
+		return emit(rawReport{uid: strings.TrimSuffix(path.Base(name), path.Ext(name)), findings: f, impression: imp})
+	}
+	return fmt.Errorf("unsupported file type %q", path.Ext(name))
+}
+
+// csvColumns are the accepted header names of each field.
+var csvColumns = map[string][]string{
+	"uid":        {"uid", "id", "report_id", "study_id", "accession", "accession_number"},
+	"findings":   {"findings", "finding"},
+	"impression": {"impression", "impressions", "conclusion", "conclusions"},
+	"report":     {"report", "text", "report_text"},
+}
+
+// csvLineError is an error tied to a line of a CSV file.
+type csvLineError struct {
+	line int
+	err  error
+}
+
+func (e *csvLineError) Error() string { return e.err.Error() }
+func (e *csvLineError) Unwrap() error { return e.err }
+
+// readCSVReports reads a CSV with a header row: findings and impression
+// columns (the Open-i layout: uid,findings,impression, other columns
+// ignored), or a report column holding whole texts split by section
+// headers. A tab-separated file is recognised by its header.
+func readCSVReports(r io.Reader, name string, emit func(rawReport) error) error {
+	br := bufio.NewReader(r)
+	first, _ := br.Peek(4096)
+	cr := csv.NewReader(br)
+	if h, _, _ := strings.Cut(string(first), "\n"); strings.Count(h, "\t") > strings.Count(h, ",") {
+		cr.Comma = '\t'
+	}
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return errors.New("the file is empty")
+	}
+	if err != nil {
+		return fmt.Errorf("read the header: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		for field, names := range csvColumns {
+			for _, n := range names {
+				if h == n {
+					if _, dup := col[field]; !dup {
+						col[field] = i
+					}
+				}
+			}
+		}
+	}
+	_, hasF := col["findings"]
+	_, hasI := col["impression"]
+	_, hasR := col["report"]
+	if !hasF && !hasI && !hasR {
+		return fmt.Errorf("no findings, impression or report column in the header (%s)", strings.Join(header, ", "))
+	}
+	get := func(rec []string, field string) string {
+		if i, ok := col[field]; ok && i < len(rec) {
+			return rec[i]
+		}
+		return ""
+	}
+	for n := 1; ; n++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return &csvLineError{line: pe.StartLine, err: pe.Err}
+			}
+			return &csvLineError{line: line, err: err}
+		}
+		rr := rawReport{line: line, uid: strings.TrimSpace(get(rec, "uid")),
+			findings: get(rec, "findings"), impression: get(rec, "impression")}
+		if rr.uid == "" {
+			rr.uid = "row " + strconv.Itoa(n)
+		}
+		if hasR && !hasF && !hasI {
+			rr.findings, rr.impression = SplitSections(get(rec, "report"))
+		}
+		if err := emit(rr); err != nil {
+			return &csvLineError{line: line, err: err}
+		}
+	}
+}
+
+// readXMLReports reads Open-i XML: each eCitation element is a report,
+// with <uId id="CXR1"/> and <AbstractText Label="FINDINGS"> /
+// <AbstractText Label="IMPRESSION">. A file without eCitation elements is
+// one report named after the file.
+func readXMLReports(r io.Reader, name string, emit func(rawReport) error) error {
+	dec := xml.NewDecoder(r)
+	dec.Strict = false
+	var cur *rawReport
+	var label string
+	var text strings.Builder
+	inText := false
+	emitted := 0
+	file := rawReport{uid: strings.TrimSuffix(path.Base(name), path.Ext(name))}
+	target := func() *rawReport {
+		if cur != nil {
+			return cur
+		}
+		return &file
+	}
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			line, _ := dec.InputPos()
+			return &csvLineError{line: line, err: fmt.Errorf("malformed XML: %w", err)}
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "eCitation":
+				line, _ := dec.InputPos()
+				cur = &rawReport{line: line}
+			case "uId":
+				for _, a := range t.Attr {
+					if a.Name.Local == "id" && a.Value != "" {
+						target().uid = a.Value
+					}
+				}
+			case "AbstractText":
+				label = ""
+				for _, a := range t.Attr {
+					if a.Name.Local == "Label" {
+						label = strings.ToUpper(strings.TrimSpace(a.Value))
+					}
+				}
+				inText = true
+				text.Reset()
+			}
+		case xml.CharData:
+			if inText {
+				text.Write(t)
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "AbstractText":
+				inText = false
+				body := collapseSpace(text.String())
+				switch {
+				case findingsHeaders[label]:
+					target().findings = joinNonEmpty(target().findings, body)
+				case impressionHeaders[label]:
+					target().impression = joinNonEmpty(target().impression, body)
+				}
+			case "eCitation":
+				if cur != nil {
+					if cur.uid == "" {
+						cur.uid = fmt.Sprintf("%s#%d", file.uid, emitted+1)
+					}
+					if err := emit(*cur); err != nil {
+						return &csvLineError{line: cur.line, err: err}
+					}
+					emitted++
+					cur = nil
+				}
+			}
+		}
+	}
+	if emitted == 0 {
+		if file.findings == "" && file.impression == "" {
+			return errors.New("no report found (expected <AbstractText Label=\"FINDINGS\"> or \"IMPRESSION\")")
+		}
+		return emit(file)
+	}
+	return nil
+}
+
+func joinNonEmpty(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + " " + b
+}
+
+// tarEntries calls fn for each report file (by extension) in a tar or
+// tar.gz archive.
+func tarEntries(r io.Reader, gz bool, fn func(name string, r io.Reader) error) error {
+	if gz {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return fmt.Errorf("corrupt gzip data: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read the archive: %w", err)
+		}
+		if h.Typeflag != tar.TypeReg || formatOf(h.Name) == "" || strings.HasPrefix(path.Base(h.Name), ".") {
+			continue
+		}
+		if err := fn(h.Name, tr); err != nil {
+			return err
+		}
+	}
+}
