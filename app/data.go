@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinsight/clinsight/app/impression"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/demo"
 	"github.com/clinsight/clinsight/export"
@@ -175,12 +176,34 @@ func (ws *Workspace) InitDemo(ctx context.Context, opts demo.Options, force bool
 	if err != nil {
 		return demo.Summary{}, fmt.Errorf("create demo data: %w", err)
 	}
+	if err := ws.addPipelineDemoData(ctx, opts.Seed); err != nil {
+		for _, p := range []string{ws.DemoPath(), ws.DemoPath() + "-wal", ws.DemoPath() + "-shm"} {
+			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				ws.logger.Warn("could not remove a partial demo database", "path", p, "err", rerr)
+			}
+		}
+		return demo.Summary{}, fmt.Errorf("create demo data: %w", err)
+	}
 	if _, err := ws.RegisterImported(DemoSourceName, ws.DemoPath(), SourceDemo,
 		"synthetic demo data (MIMIC-IV-shaped hospital tables and imaging metadata); no real patients"); err != nil {
 		return demo.Summary{}, err
 	}
 	ws.logger.Info("demo data created", "path", ws.DemoPath(), "elapsed", sum.Elapsed)
 	return sum, nil
+}
+
+// addPipelineDemoData adds each pipeline's synthetic demo tables (radiology
+// reports, ...) to the demo database.
+func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error {
+	db, err := datasets.OpenReadWrite(ctx, ws.DemoPath())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := impression.DemoData(ctx, db, seed); err != nil {
+		return fmt.Errorf("demo radiology reports: %w", err)
+	}
+	return nil
 }
 
 // ErrDemoExists is returned by InitDemo when the demo is already there.

@@ -262,6 +262,10 @@ func TestDemoInit(t *testing.T) {
 	if !strings.Contains(out, `[[200]]`) {
 		t.Errorf("demo patients: %q", out)
 	}
+	out, _, _ = run(t, ws, "sql", "--db", "demo", "--json", "SELECT count(*) FROM radiology_reports")
+	if !strings.Contains(out, `[[400]]`) {
+		t.Errorf("demo radiology reports: %q", out)
+	}
 	_, stderr, code = run(t, ws, "demo", "init")
 	if code != 1 || !strings.Contains(stderr, "already exists") {
 		t.Errorf("second init: %d %q", code, stderr)
