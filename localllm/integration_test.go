@@ -7,162 +7,31 @@
 //	scripts/ollama-server.sh build   # once: 10-15 minutes on 2 cores
 //	CGO_ENABLED=0 go test -tags ci,integration -run Integration -v ./localllm/
 //
-// The server binary is $CLINSIGHT_OLLAMA_BIN, or else the one the script
-// builds into ${XDG_CACHE_HOME:-$HOME/.cache}/clinsight/ollama-0.17.4/. Each
-// run starts its own server on a free loopback port with a temporary
-// OLLAMA_MODELS and HOME, loads tiny random-weight GGUF models through
-// Client.Import, and stops the server (and its runners) at the end.
+// The server and the tiny random-weight GGUF models come from package
+// ollamareal: the binary is $CLINSIGHT_OLLAMA_BIN, or else the one the
+// script builds into ${XDG_CACHE_HOME:-$HOME/.cache}/clinsight/ollama-0.17.4/.
+// Each run starts its own server on a free loopback port with a temporary
+// OLLAMA_MODELS and HOME, loads the models through Client.Import, and stops
+// the server (and its runners) at the end.
 
 package localllm_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"math"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/clinsight/clinsight/localllm"
+	"github.com/clinsight/clinsight/localllm/ollamareal"
 )
 
-// ollamaBinary finds the server binary.
-func ollamaBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("CLINSIGHT_OLLAMA_BIN"); bin != "" {
-		return bin
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
-	bin := filepath.Join(cache, "clinsight", "ollama-0.17.4", "ollama")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("no Ollama server binary: run scripts/ollama-server.sh build, or set CLINSIGHT_OLLAMA_BIN (%v)", err)
-	}
-	return bin
-}
-
-// ollamaServer is a real server started for a test.
-type ollamaServer struct {
-	url  string
-	cmd  *exec.Cmd
-	logs *bytes.Buffer
-	done chan struct{}
-}
-
-// startOllama starts `ollama serve` on a free loopback port and waits until
-// it answers.
-func startOllama(t *testing.T) *ollamaServer {
-	t.Helper()
-	bin := ollamaBinary(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	s := &ollamaServer{url: "http://127.0.0.1:" + strconv.Itoa(port), logs: &bytes.Buffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve")
-	s.cmd.Env = append(os.Environ(),
-		"OLLAMA_HOST=127.0.0.1:"+strconv.Itoa(port),
-		"OLLAMA_MODELS="+filepath.Join(dir, "models"),
-		"OLLAMA_NO_CLOUD=1",
-		"OLLAMA_NUM_PARALLEL=1",
-		"OLLAMA_MAX_LOADED_MODELS=2",
-		"HOME="+dir, // ollama serve writes its key pair under $HOME/.ollama
-	)
-	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
-	// Its own process group, so that the runners it spawns are stopped too.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() {
-		s.stop(t)
-		if t.Failed() {
-			t.Logf("ollama serve output (tail):\n%s", tail(s.logs.String(), 4000))
-		}
-	})
-	c := s.client(t, localllm.Config{Logger: slog.New(slog.DiscardHandler)})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := c.Health(ctx)
-		cancel()
-		if err == nil {
-			return s
-		}
-		select {
-		case <-s.done:
-			t.Fatalf("ollama serve exited: %v\n%s", s.cmd.ProcessState, tail(s.logs.String(), 4000))
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ollama serve did not answer within 30 s: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// stop terminates the server and its runners (idempotent).
-func (s *ollamaServer) stop(t *testing.T) {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	pgid := s.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		t.Log("ollama serve did not stop on SIGTERM; killing it")
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-s.done
-	}
-	// Runners left in the group, if any.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
-func (s *ollamaServer) client(t *testing.T, cfg localllm.Config) *localllm.Client {
-	t.Helper()
-	cfg.Host = s.url
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	c, err := localllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
+// startOllama starts a real server for the test (see package ollamareal).
+func startOllama(t *testing.T) *ollamareal.Server { return ollamareal.Start(t) }
 
 // timed logs how long step took.
 func timed(t *testing.T, name string, step func()) {
@@ -174,9 +43,9 @@ func timed(t *testing.T, name string, step func()) {
 
 func TestIntegrationOllama(t *testing.T) {
 	start := time.Now()
-	var s *ollamaServer
+	var s *ollamareal.Server
 	timed(t, "start server", func() { s = startOllama(t) })
-	c := s.client(t, localllm.Config{EmbedBatchSize: 2})
+	c := s.Client(t, localllm.Config{EmbedBatchSize: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -187,8 +56,8 @@ func TestIntegrationOllama(t *testing.T) {
 
 	dir := t.TempDir()
 	llamaPath, bertPath := filepath.Join(dir, "tiny-llama.gguf"), filepath.Join(dir, "tiny-bert.gguf")
-	writeTinyLlama(t, llamaPath)
-	dim := writeTinyBert(t, bertPath)
+	ollamareal.WriteTinyLlama(t, llamaPath)
+	dim := ollamareal.WriteTinyBert(t, bertPath)
 
 	const chat, embed = "tiny-llama:latest", "tiny-bert:latest"
 	params := map[string]any{"num_thread": 1}
@@ -372,7 +241,7 @@ func TestIntegrationOllama(t *testing.T) {
 	})
 
 	t.Run("ServerStopped", func(t *testing.T) {
-		s.stop(t)
+		s.Stop(t)
 		start := time.Now()
 		_, err := c.Health(ctx)
 		wantKind(t, err, localllm.ServerDown)

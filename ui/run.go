@@ -62,6 +62,7 @@ type MainWindow struct {
 	Settings    *SettingsScreen
 	Meta        *MetaScreen
 	Impressions *ImpressionsScreen
+	Cohort      *CohortScreen
 }
 
 // NewMainWindow builds the main window. It is separate from Run so tests
@@ -72,6 +73,7 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 	mw.Meta = NewMetaScreen(ctx, w, version)
 	mw.Tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Data", theme.StorageIcon(), mw.Data.Content()),
+		container.NewTabItemWithIcon("Cohort", theme.SearchIcon(), mw.cohortTab(ctx, ws, w, version)),
 		container.NewTabItemWithIcon("Meta-analysis", theme.GridIcon(), mw.Meta.Content()),
 		container.NewTabItemWithIcon("Impressions", theme.DocumentIcon(), mw.impressionsTab(ctx, ws, w, version)),
 		container.NewTabItemWithIcon("Settings", theme.SettingsIcon(), mw.Settings.Content()),

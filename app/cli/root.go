@@ -101,7 +101,9 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 		newModelsCmd(f),
 		newStatusCmd(f),
 		newVersionCmd(f),
+		newAskCmd(f),
 	)
+	attachCohortEval(f, root) // "eval retrieval" and "eval ehrsql", beside the other pipelines' evaluations
 	return root
 }
 

@@ -1,6 +1,4 @@
-//go:build integration
-
-package localllm_test
+package ollamareal
 
 import (
 	"bytes"
@@ -13,10 +11,6 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 )
-
-// Tiny random-weight models for the integration tests: their output is
-// noise, but they load in the real server and exercise its templates,
-// JSON-schema grammar and embedding paths.
 
 // tensorF32 returns an F32 tensor of the given shape (GGUF order: the
 // innermost dimension first) filled by fill.
@@ -32,29 +26,32 @@ func tensorF32(name string, fill func(i int) float32, shape ...uint64) *ggml.Ten
 	return &ggml.Tensor{Name: name, Kind: 0 /* F32 */, Shape: shape, WriterTo: bytes.NewReader(buf)}
 }
 
-// writeTinyGGUF writes kv and tensors to path.
-func writeTinyGGUF(t *testing.T, path string, kv ggml.KV, ts []*ggml.Tensor) {
-	t.Helper()
+// writeGGUF writes kv and tensors to path.
+func writeGGUF(tb testing.TB, path string, kv ggml.KV, ts []*ggml.Tensor) {
+	tb.Helper()
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer f.Close()
 	if err := ggml.WriteGGUF(f, kv, ts); err != nil {
-		t.Fatalf("WriteGGUF %s: %v", path, err)
+		tb.Fatalf("WriteGGUF %s: %v", path, err)
 	}
 }
 
-// writeTinyLlama writes a 2-layer llama with hidden size 32 and a
+// LlamaContext is the trained context length of WriteTinyLlama's model.
+const LlamaContext = 1024
+
+// WriteTinyLlama writes a 2-layer llama with hidden size 32 and a
 // SentencePiece vocabulary of byte tokens (so any text tokenizes and the
-// JSON grammar can spell anything).
-func writeTinyLlama(t *testing.T, path string) {
+// JSON grammar can spell anything) to path.
+func WriteTinyLlama(tb testing.TB, path string) {
+	tb.Helper()
 	const (
 		hidden = 32
 		heads  = 4
 		ff     = 64
 		layers = 2
-		ctx    = 1024
 	)
 	tokens := []string{"<unk>", "<s>", "</s>"}
 	types := []int32{2, 3, 3} // unknown, control, control
@@ -94,12 +91,12 @@ func writeTinyLlama(t *testing.T, path string) {
 			tensorF32(p+"ffn_down.weight", noise, ff, hidden),
 		)
 	}
-	writeTinyGGUF(t, path, ggml.KV{
+	writeGGUF(tb, path, ggml.KV{
 		"general.architecture":                   "llama",
 		"general.name":                           "clinsight-tiny-llama",
 		"general.file_type":                      uint32(0), // all F32
 		"llama.block_count":                      uint32(layers),
-		"llama.context_length":                   uint32(ctx),
+		"llama.context_length":                   uint32(LlamaContext),
 		"llama.embedding_length":                 uint32(hidden),
 		"llama.feed_forward_length":              uint32(ff),
 		"llama.attention.head_count":             uint32(heads),
@@ -120,15 +117,19 @@ func writeTinyLlama(t *testing.T, path string) {
 	}, ts)
 }
 
-// writeTinyBert writes a 2-layer BERT embedding model with hidden size 32,
-// mean pooling and a WordPiece vocabulary of single characters.
-func writeTinyBert(t *testing.T, path string) int {
+// BertContext is the trained context length of WriteTinyBert's model.
+const BertContext = 512
+
+// WriteTinyBert writes a 2-layer BERT embedding model with hidden size 32,
+// mean pooling and a WordPiece vocabulary of single characters to path,
+// and returns its embedding dimension.
+func WriteTinyBert(tb testing.TB, path string) int {
+	tb.Helper()
 	const (
 		hidden = 32
 		heads  = 4
 		ff     = 64
 		layers = 2
-		ctx    = 512
 	)
 	tokens := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
 	types := []int32{3, 2, 3, 3, 3}
@@ -145,7 +146,7 @@ func writeTinyBert(t *testing.T, path string) int {
 	ts := []*ggml.Tensor{
 		tensorF32("token_embd.weight", noise, hidden, vocab),
 		tensorF32("token_types.weight", noise, hidden, 2),
-		tensorF32("position_embd.weight", noise, hidden, ctx),
+		tensorF32("position_embd.weight", noise, hidden, BertContext),
 		tensorF32("token_embd_norm.weight", one, hidden),
 		tensorF32("token_embd_norm.bias", zero, hidden),
 	}
@@ -165,12 +166,12 @@ func writeTinyBert(t *testing.T, path string) int {
 			tensorF32(p+"layer_output_norm.bias", zero, hidden),
 		)
 	}
-	writeTinyGGUF(t, path, ggml.KV{
+	writeGGUF(tb, path, ggml.KV{
 		"general.architecture":              "bert",
 		"general.name":                      "clinsight-tiny-bert",
 		"general.file_type":                 uint32(0),
 		"bert.block_count":                  uint32(layers),
-		"bert.context_length":               uint32(ctx),
+		"bert.context_length":               uint32(BertContext),
 		"bert.embedding_length":             uint32(hidden),
 		"bert.feed_forward_length":          uint32(ff),
 		"bert.attention.head_count":         uint32(heads),

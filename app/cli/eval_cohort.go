@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/app/cohort"
+	"github.com/clinsight/clinsight/app/eval"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/export"
+)
+
+// attachCohortEval adds the cohort pipeline's evaluations ("eval retrieval",
+// "eval ehrsql") to root's "eval" command, creating that command when no
+// other pipeline has.
+func attachCohortEval(f *Factory, root *cobra.Command) {
+	var evalCmd *cobra.Command
+	for _, c := range root.Commands() {
+		if c.Name() == "eval" {
+			evalCmd = c
+			break
+		}
+	}
+	if evalCmd == nil {
+		evalCmd = &cobra.Command{Use: "eval", Short: "Score the pipelines on public benchmark data"}
+		root.AddCommand(evalCmd)
+	}
+	evalCmd.AddCommand(newEvalRetrievalCmd(f), newEvalEHRSQLCmd(f))
+}
+
+// ehrsqlDB returns the database of an EHRSQL evaluation: --db, else the
+// task's own database in the EHRSQL folder.
+func ehrsqlDB(db, dir string) (string, error) {
+	if db != "" {
+		return db, nil
+	}
+	p := filepath.Join(dir, "mimic_iv_demo.sqlite")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no --db given and %s is missing: %w", p, err)
+	}
+	return p, nil
+}
+
+// retrievalJSON is the --json shape of "eval retrieval".
+type retrievalJSON struct {
+	K              int     `json:"k"`
+	N              int     `json:"n"`
+	RecallAtK      float64 `json:"recall_at_k"`
+	AllTablesShare float64 `json:"all_tables_share"`
+	Embedder       string  `json:"embedder"`
+}
+
+func newEvalRetrievalCmd(f *Factory) *cobra.Command {
+	var (
+		dir, db, split string
+		k              int
+		asJSON         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "retrieval --ehrsql DIR --db DB [--k 5]",
+		Short: "Recall@k of the cohort pipeline's table retrieval on EHRSQL (no model needed)",
+		Long: `For each answerable question of the EHRSQL split, compares the tables its gold
+SQL reads with the k tables retrieved for the question, and prints the mean
+recall@k and the share of questions with every table retrieved. Retrieval uses
+the configured embedding model when Ollama has it, else the lexical fallback.`,
+		Example: `  clinsight eval retrieval --ehrsql ../shared/data/ehrsql-2024-mimic-iv-demo --db ../shared/data/ehrsql-2024-mimic-iv-demo/mimic_iv_demo.sqlite --json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			if db, err = ehrsqlDB(db, dir); err != nil {
+				return err
+			}
+			items, err := eval.LoadEHRSQL(dir, split)
+			if err != nil {
+				return err
+			}
+			ix, err := ws.CohortIndex(ctx, db, nil)
+			if err != nil {
+				return err
+			}
+			rep, err := cohort.EvaluateRetrieval(ctx, ix, items, k)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(f.Out).Encode(retrievalJSON{K: rep.K, N: rep.N, RecallAtK: rep.RecallAtK, AllTablesShare: rep.AllTablesShare, Embedder: rep.Embedder})
+			}
+			_, err = fmt.Fprintf(f.Out, "EHRSQL %s: %d answerable questions, top %d tables\nrecall@%d %.4f   all tables retrieved %.4f   median %s per question\nembedder: %s\n",
+				split, rep.N, rep.K, rep.K, rep.RecallAtK, rep.AllTablesShare, rep.MedianLatency.Round(time.Microsecond), rep.Embedder)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dir, "ehrsql", "", "EHRSQL 2024 folder (with valid/data.json, label.json)")
+	cmd.Flags().StringVar(&db, "db", "", "database file or data source name (default: mimic_iv_demo.sqlite in the EHRSQL folder)")
+	cmd.Flags().StringVar(&split, "split", "valid", "split to evaluate")
+	cmd.Flags().IntVar(&k, "k", cohort.DefaultTopK, "tables retrieved per question")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"k":5,"n":...,"recall_at_k":...,"all_tables_share":...,"embedder":"..."}`)
+	_ = cmd.MarkFlagRequired("ehrsql")
+	return cmd
+}
+
+// ehrsqlJSON is the --json shape of "eval ehrsql": one flat object.
+type ehrsqlJSON struct {
+	ExecutionAccuracy   float64 `json:"execution_accuracy"`
+	RS0                 float64 `json:"rs_0"`
+	RS10                float64 `json:"rs_10"`
+	AbstainPrecision    float64 `json:"abstain_precision"`
+	AbstainRecall       float64 `json:"abstain_recall"`
+	MeanAttempts        float64 `json:"mean_attempts"`
+	LLMCallsPerQuestion float64 `json:"llm_calls_per_question"`
+	MedianLatencyMS     float64 `json:"median_latency_ms"`
+	N                   int     `json:"n"`
+	TokensPerQuestion   float64 `json:"tokens_per_question"`
+	RS5                 float64 `json:"rs_5"`
+	Answerable          int     `json:"answerable"`
+	Unanswerable        int     `json:"unanswerable"`
+}
+
+func newEvalEHRSQLCmd(f *Factory) *cobra.Command {
+	var (
+		dir, db, split, model, out string
+		limit, attempts            int
+		asJSON, all                bool
+	)
+	cmd := &cobra.Command{
+		Use:   "ehrsql --ehrsql DIR --db DB [--model M] [--limit N] [--split valid]",
+		Short: "Run the whole cohort pipeline on EHRSQL 2024 and score it as the task does",
+		Long: `Asks every question of the split (the first --limit ones) and prints execution
+accuracy (answerable questions answered correctly), abstention precision and
+recall, and the reliability scores RS(0) and RS(10) of EHRSQL 2024 (per
+question +1 for a correct answer or a correct abstention, 0 for abstaining on
+an answerable question, -N for a wrong answer or for answering an unanswerable
+one; the mean, scaled to 100), with mean attempts, model calls and tokens per
+question and the median latency. Answers compare as the task's scorer does
+(cells rounded to 3 decimals, rows sorted, the first 100). "Now" is the
+dataset's fixed current time (2100-12-31 23:59:00), as its schema notes say.
+Answerable questions whose gold answer cannot be reproduced on the shipped demo
+database (they need chartevents) are left out unless --include-unrunnable.
+Per-question results go to OUT.json and OUT.xlsx.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			if db, err = ehrsqlDB(db, dir); err != nil {
+				return err
+			}
+			items, err := eval.LoadEHRSQL(dir, split)
+			if err != nil {
+				return err
+			}
+			if !all {
+				kept := items[:0]
+				for _, it := range items {
+					if !it.Unrunnable {
+						kept = append(kept, it)
+					}
+				}
+				items = kept
+			}
+			if limit > 0 && limit < len(items) {
+				items = items[:limit]
+			}
+			if len(items) == 0 {
+				return errors.New("no question to evaluate")
+			}
+			pp := newProgressPrinter(f.Err)
+			p, err := ws.Cohort(ctx, db, app.CohortOptions{Model: model, MaxAttempts: attempts, Progress: pp.Report})
+			if err != nil {
+				pp.Done()
+				return err
+			}
+			defer p.Close()
+			rep, err := cohort.EvaluateEHRSQL(ctx, p, items, func(done, total int) {
+				pp.Report(datasets.Progress{Stage: "EHRSQL " + split, Done: int64(done), Total: int64(total), Unit: "questions"})
+			})
+			pp.Done()
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = "ehrsql-" + split + "-results"
+			}
+			if err := writeEHRSQLRecords(out+".json", rep); err != nil {
+				return err
+			}
+			prov := export.Provenance{AppVersion: f.Version, DataSource: db, Models: p.Models(), Created: time.Now()}
+			prov.Add("Benchmark", "EHRSQL 2024 "+split+" ("+dir+")")
+			prov.Add("Retrieval embedder", p.Index().Embedder())
+			if err := cohort.WriteEHRSQLWorkbook(ctx, out+".xlsx", rep, prov); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Err, "wrote %s.json and %s.xlsx\n", out, out)
+			m := rep.EHRSQLMetrics
+			if asJSON {
+				return json.NewEncoder(f.Out).Encode(ehrsqlJSON{
+					ExecutionAccuracy: m.ExecutionAccuracy, RS0: m.RS0, RS10: m.RS10, AbstainPrecision: m.AbstainPrecision,
+					AbstainRecall: m.AbstainRecall, MeanAttempts: rep.MeanAttempts, LLMCallsPerQuestion: rep.LLMCallsPerQuestion,
+					MedianLatencyMS: rep.MedianLatencyMS, N: m.N, TokensPerQuestion: rep.TokensPerQuestion, RS5: m.RS5,
+					Answerable: m.Answerable, Unanswerable: m.Unanswerable,
+				})
+			}
+			_, err = fmt.Fprintf(f.Out, `EHRSQL %s: %d questions (%d answerable, %d unanswerable), models %v
+execution accuracy   %.4f
+RS(0) %.2f   RS(5) %.2f   RS(10) %.2f
+abstention precision %.4f   recall %.4f
+mean attempts %.2f   LLM calls/question %.2f   tokens/question %.0f   median latency %.0f ms
+`, split, m.N, m.Answerable, m.Unanswerable, p.Models(), m.ExecutionAccuracy, m.RS0, m.RS5, m.RS10,
+				m.AbstainPrecision, m.AbstainRecall, rep.MeanAttempts, rep.LLMCallsPerQuestion, rep.TokensPerQuestion, rep.MedianLatencyMS)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dir, "ehrsql", "", "EHRSQL 2024 folder (with valid/data.json, label.json, answer.json)")
+	cmd.Flags().StringVar(&db, "db", "", "database file or data source name (default: mimic_iv_demo.sqlite in the EHRSQL folder)")
+	cmd.Flags().StringVar(&split, "split", "valid", "split to evaluate")
+	cmd.Flags().StringVar(&model, "model", "", "model for SQL and explanation (default: the models of the settings)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "evaluate only the first N questions")
+	cmd.Flags().IntVar(&attempts, "max-attempts", cohort.DefaultMaxAttempts, "statements tried per question")
+	cmd.Flags().StringVar(&out, "out", "", "per-question results: OUT.json and OUT.xlsx (default ehrsql-SPLIT-results)")
+	cmd.Flags().BoolVar(&all, "include-unrunnable", false, "also ask the answerable questions the shipped database cannot reproduce")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the metrics as one flat JSON object")
+	_ = cmd.MarkFlagRequired("ehrsql")
+	return cmd
+}
+
+// writeEHRSQLRecords writes the per-question records as a JSON array (temp
+// file + rename).
+func writeEHRSQLRecords(path string, rep *cohort.EHRSQLReport) error {
+	raw, err := json.MarshalIndent(rep.Records, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(raw, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

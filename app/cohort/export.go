@@ -1,0 +1,101 @@
+package cohort
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/clinsight/clinsight/export"
+)
+
+// ExportWorkbook writes an answer to an .xlsx workbook: the cohort (the
+// result rows) on sheet "Cohort", every attempt on "Attempts", the
+// retrieved tables with their scores on "Retrieval", and a Provenance
+// sheet with the question, the SQL, the attempts, the models, the data
+// source, the settings and the explanation with its unverified numbers.
+// The file is written atomically; progress, if not nil, receives the rows
+// written.
+func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion string, progress func(rows int64)) (export.Summary, error) {
+	if ans == nil || ans.Result == nil {
+		return export.Summary{}, errors.New("export the cohort: there is no result to export")
+	}
+	res := ans.Result
+	tables := []export.Table{
+		{Name: "Cohort", Columns: res.ColumnNames(), Rows: rowsOf(res.Rows)},
+		{Name: "Attempts", Columns: []string{"attempt", "source", "stage", "sql", "error", "rows", "ms"}, Rows: attemptRows(ans.Attempts)},
+	}
+	if ans.Retrieval != nil {
+		tables = append(tables, export.Table{Name: "Retrieval", Columns: []string{"table", "score", "similarity", "evidence"}, Rows: retrievalRows(ans.Retrieval)})
+	}
+	prov := export.Provenance{AppVersion: appVersion, DataSource: ans.DataSource, Query: ans.SQL, Models: ans.Models, Created: time.Now()}
+	prov.Add("Question", ans.Question)
+	prov.Add("Status", string(ans.Status))
+	if ans.Category != "" {
+		prov.Add("Classification", string(ans.Category)+": "+ans.Reason)
+	}
+	prov.Add("Attempts", len(ans.Attempts))
+	prov.Add("Rows", len(res.Rows))
+	if res.Truncated {
+		prov.Add("Truncated", fmt.Sprintf("yes: only the first %d rows were returned (row cap)", len(res.Rows)))
+	}
+	if ans.Retrieval != nil {
+		prov.Add("Retrieval embedder", ans.Retrieval.Embedder)
+		var ts []string
+		for _, t := range ans.Retrieval.Tables {
+			ts = append(ts, fmt.Sprintf("%s (%.3f)", t.Table, t.Score))
+		}
+		prov.Add("Retrieved tables", strings.Join(ts, ", "))
+	}
+	s := ans.Settings
+	prov.Add("Settings", fmt.Sprintf("top-k %d, relevance threshold %.3f, up to %d attempts, temperature %g, seed %d", s.TopK, s.MinRelevance, s.MaxAttempts, s.Temperature, s.Seed))
+	if s.Now != "" {
+		prov.Add("Current time used", s.Now)
+	}
+	if s.Period != "" {
+		prov.Add("Data collection period", s.Period)
+	}
+	prov.Add("Model calls", fmt.Sprintf("%d requests, %d prompt + %d completion tokens", ans.Calls(), ans.Usage.PromptTokens, ans.Usage.CompletionTokens))
+	if ans.Explanation != "" {
+		prov.Add("Answer", ans.MarkedExplanation())
+		var un []string
+		for _, n := range ans.Unverified() {
+			un = append(un, n.Text)
+		}
+		if len(un) > 0 {
+			prov.Add("Unverified numbers", strings.Join(un, ", ")+" (not found in the result or the question)")
+		}
+	}
+	if ans.Message != "" {
+		prov.Add("Note", ans.Message)
+	}
+	return export.WriteWorkbook(ctx, path, tables, prov, export.Options{Progress: progress})
+}
+
+func rowsOf(rows [][]any) iter.Seq2[[]any, error] {
+	return func(yield func([]any, error) bool) {
+		for _, r := range rows {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
+}
+
+func attemptRows(as []Attempt) iter.Seq2[[]any, error] {
+	rows := make([][]any, len(as))
+	for i, a := range as {
+		rows[i] = []any{int64(a.Number), a.Source, a.Stage, a.SQL, a.Error, int64(a.Rows), a.Duration.Milliseconds()}
+	}
+	return rowsOf(rows)
+}
+
+func retrievalRows(r *Retrieval) iter.Seq2[[]any, error] {
+	rows := make([][]any, len(r.Tables))
+	for i, t := range r.Tables {
+		rows[i] = []any{t.Table, t.Score, t.Similarity, strings.Join(t.Evidence, "; ")}
+	}
+	return rowsOf(rows)
+}

@@ -1,0 +1,159 @@
+package cohort
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+)
+
+// ErrNoSQL is returned by ExtractSQL when a reply holds no SQL statement.
+var ErrNoSQL = errors.New("the reply contains no SQL statement")
+
+// fence matches a Markdown code fence and its info string.
+var fence = regexp.MustCompile("(?s)```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|$)")
+
+// sqlStart finds the first word that can begin a reading statement.
+var sqlStart = regexp.MustCompile(`(?i)\b(SELECT|WITH)\b`)
+
+// otherStart finds a statement of another kind (in capitals, or opening a
+// line, so that English words such as "update" in prose are not taken for
+// SQL). Such statements are extracted too: the read-only runner, not the
+// extractor, decides what may run, and its refusal is what the model must
+// hear.
+var otherStart = regexp.MustCompile(`\b(INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|ATTACH|DETACH|PRAGMA|VACUUM|REPLACE|VALUES|EXPLAIN|REINDEX|ANALYZE|BEGIN|COMMIT)\b|(?im)^\s*(insert|update|delete|drop|create|alter|attach|detach|pragma|vacuum|replace|values|explain|reindex|analyze|begin|commit)\b`)
+
+// ExtractSQL finds the SQL statement in a model's reply: a JSON object
+// with an "sql" (or "query") field, a Markdown code fence (an ```sql one
+// first), or prose around a statement (SELECT or WITH, or any other verb
+// written in capitals or opening a line). The
+// statement is returned without surrounding whitespace or a trailing
+// semicolon; text after the first statement's terminating semicolon is
+// dropped.
+func ExtractSQL(reply string) (string, error) {
+	text := strings.TrimSpace(reply)
+	if text == "" {
+		return "", ErrNoSQL
+	}
+	if s, ok := sqlFromJSON(text); ok {
+		return ExtractSQL(s)
+	}
+	if ms := fence.FindAllStringSubmatch(text, -1); len(ms) > 0 {
+		body := ""
+		for _, m := range ms {
+			if strings.EqualFold(m[1], "sql") || strings.EqualFold(m[1], "sqlite") {
+				body = m[2]
+				break
+			}
+		}
+		if body == "" {
+			for _, m := range ms {
+				if s, ok := sqlFromJSON(strings.TrimSpace(m[2])); ok {
+					body = s
+					break
+				}
+				if sqlStart.MatchString(m[2]) || otherStart.MatchString(m[2]) {
+					body = m[2]
+					break
+				}
+			}
+		}
+		if body != "" {
+			text = body
+		}
+	}
+	loc := sqlStart.FindStringIndex(text)
+	if other := otherStart.FindStringSubmatchIndex(text); other != nil {
+		start := other[2]
+		if start < 0 {
+			start = other[4]
+		}
+		if loc == nil || start < loc[0] {
+			loc = []int{start, start}
+		}
+	}
+	if loc == nil {
+		return "", ErrNoSQL
+	}
+	stmt := firstStatement(text[loc[0]:])
+	if stmt == "" {
+		return "", ErrNoSQL
+	}
+	return stmt, nil
+}
+
+// sqlFromJSON reads the "sql" or "query" string of a JSON object.
+func sqlFromJSON(text string) (string, bool) {
+	if !strings.HasPrefix(text, "{") {
+		return "", false
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(strings.NewReader(text))
+	if err := dec.Decode(&obj); err != nil {
+		return "", false
+	}
+	for _, k := range []string{"sql", "query", "SQL"} {
+		if s, ok := obj[k].(string); ok && strings.TrimSpace(s) != "" {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// firstStatement returns text up to its first semicolon outside quotes and
+// comments, or up to a blank line followed by prose, trimmed.
+func firstStatement(text string) string {
+	end := len(text)
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(text) {
+				if text[j] == c {
+					if j+1 < len(text) && text[j+1] == c {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			i = j
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		case c == ';':
+			end = i
+			i = len(text)
+		case c == '\n' && strings.HasPrefix(text[i:], "\n\n"):
+			rest := strings.TrimLeft(text[i:], "\n\r\t ")
+			if !looksLikeSQL(rest) {
+				end = i
+				i = len(text)
+			}
+		}
+	}
+	if end > len(text) {
+		end = len(text)
+	}
+	return strings.TrimSpace(text[:end])
+}
+
+// looksLikeSQL reports whether text continues a statement (starts with an
+// SQL word or punctuation) rather than prose.
+func looksLikeSQL(text string) bool {
+	if text == "" {
+		return false
+	}
+	fields := strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '(' })
+	if len(fields) == 0 {
+		return true
+	}
+	switch strings.ToUpper(fields[0]) {
+	case "SELECT", "FROM", "WHERE", "JOIN", "LEFT", "INNER", "GROUP", "ORDER", "HAVING", "LIMIT", "UNION", "AND", "OR", "ON", "WITH", "AS", "CASE", "WHEN", "END", ")", "EXCEPT", "INTERSECT":
+		return true
+	}
+	return strings.HasPrefix(text, ")") || strings.HasPrefix(text, ",")
+}
