@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/impression"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/demo"
@@ -193,7 +194,7 @@ func (ws *Workspace) InitDemo(ctx context.Context, opts demo.Options, force bool
 }
 
 // addPipelineDemoData adds each pipeline's synthetic demo tables (radiology
-// reports, ...) to the demo database.
+// reports, literature, ...) to the demo database.
 func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error {
 	db, err := datasets.OpenReadWrite(ctx, ws.DemoPath())
 	if err != nil {
@@ -202,6 +203,9 @@ func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error
 	defer db.Close()
 	if err := impression.DemoData(ctx, db, seed); err != nil {
 		return fmt.Errorf("demo radiology reports: %w", err)
+	}
+	if err := evidence.DemoData(ctx, db, seed); err != nil {
+		return fmt.Errorf("demo literature: %w", err)
 	}
 	return nil
 }

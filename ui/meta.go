@@ -41,6 +41,7 @@ func metaLayouts() []metaLayout {
 		{"2x2 counts: events and non-events (ai, bi, ci, di)", meta.Binary, []string{"ai", "bi", "ci", "di"}, []meta.Measure{meta.OR, meta.RR, meta.RD}},
 		{"Means, SDs and group sizes", meta.Continuous, []string{"m1i", "sd1i", "n1i", "m2i", "sd2i", "n2i"}, []meta.Measure{meta.MD, meta.SMD}},
 		{"Reported estimate with its CI", meta.Generic, []string{"est", "ci_lb", "ci_ub"}, []meta.Measure{meta.GENRatio, meta.GEN}},
+		{"Single-arm: events and total (xi, ni)", meta.Proportion, []string{"xi", "ni"}, []meta.Measure{meta.PFT, meta.PLO, meta.PR}},
 	}
 }
 

@@ -220,3 +220,20 @@ func TestMetaScreenExample(t *testing.T) {
 		t.Errorf("example pooled RR = %q, want %q", got, want)
 	}
 }
+
+func TestMetaScreenProportions(t *testing.T) {
+	a := test.NewTempApp(t)
+	w := a.NewWindow("test")
+	s := NewMetaScreen(context.Background(), w, "test")
+	w.SetContent(s.Content())
+	s.layoutSel.SetSelected("Single-arm: events and total (xi, ni)")
+	if !s.SelectMeasure(meta.PLO) || !s.SelectModel(meta.REML) {
+		t.Fatal("PLO or REML not offered for single-arm studies")
+	}
+	s.paste.SetText("study,xi,ni\nA,12,40\nB,30,80\nC,7,35\nD,22,50\n")
+	test.Tap(s.pasteBtn)
+	waitFor(t, s, 2) // load, analysis
+	if !s.hasResult || s.res.K != 4 {
+		t.Fatalf("no proportion result: error %q", s.errLabel.Text)
+	}
+}

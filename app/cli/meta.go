@@ -28,21 +28,31 @@ type metaFlags struct {
 func newMetaCmd(f *Factory) *cobra.Command {
 	var fl metaFlags
 	cmd := &cobra.Command{
-		Use:   "meta --data FILE --measure OR|RR|RD|MD|SMD|GIV [--model EE|MH|DL|REML] [--hk]",
+		Use:   "meta --data FILE --measure OR|RR|RD|MD|SMD|GIV|PR|PLO|PFT [--model EE|MH|DL|REML] [--hk]",
 		Short: "Meta-analysis of a study table (effect sizes, pooling, heterogeneity, forest plot)",
 		Long: `Computes each study's effect size and pools them as R's metafor does
 (rma.uni with EE, DL or REML, optionally with the Knapp–Hartung adjustment;
 rma.mh for MH). The data file is CSV or .xlsx with a header row and one
 study per row: 2x2 counts (ai, n1i, ci, n2i, or ai, bi, ci, di), means
-(m1i, sd1i, n1i, m2i, sd2i, n2i) or a reported estimate with its CI
-(est, ci_lb, ci_ub, or sei), named as metafor does or mapped with --cols.
+(m1i, sd1i, n1i, m2i, sd2i, n2i), a reported estimate with its CI
+(est, ci_lb, ci_ub, or sei), or the events and total of single-arm studies
+(xi, ni) for proportions, named as metafor does or mapped with --cols.
+
+Proportions (response or toxicity rates) are pooled as metafor's PR (raw),
+PLO (logit, shown back-transformed) or PFT (Freeman–Tukey double arcsine,
+shown back-transformed at the harmonic mean study size, as
+transf.ipft.hm). PR and PLO add 1/2 to the events and non-events of studies
+with no events or only events; PFT needs no correction.
 
 --json prints metafor's names (k, est, se, ci_lb, ci_ub, tau2, I2, QE, QEp,
-...), with est and its CI on the log scale for OR and RR as rma prints them;
-the text summary shows ratios back-transformed.`,
+...), with est and its CI on the log scale for OR and RR as rma prints them
+(on the logit or double-arcsine scale for PLO and PFT, with the
+back-transformed values under "proportion"); the text summary shows ratios
+and proportions back-transformed.`,
 		Example: `  clinsight meta --data studies_2x2.csv --filter dataset=dat.bcg --measure RR --model REML
   clinsight meta --data bcg.csv --cols study=author,ai=tpos,bi=tneg,ci=cpos,di=cneg --measure OR --model MH --json
-  clinsight meta --data trials.xlsx --sheet Data --measure SMD --model DL --hk --plot forest.svg --xlsx meta.xlsx`,
+  clinsight meta --data trials.xlsx --sheet Data --measure SMD --model DL --hk --plot forest.svg --xlsx meta.xlsx
+  clinsight meta --data response.csv --cols study=Study,xi=n,ni=total --measure PFT --model REML --skip-missing`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runMeta(cmd, f, fl)
@@ -52,8 +62,8 @@ the text summary shows ratios back-transformed.`,
 	fs.StringVar(&fl.data, "data", "", "study table: .csv, .tsv, .txt or .xlsx (required)")
 	fs.StringVar(&fl.sheet, "sheet", "", "sheet of an .xlsx file (default the first)")
 	fs.StringArrayVar(&fl.filters, "filter", nil, "keep only rows where column=value, e.g. dataset=dat.bcg (repeatable: all must hold)")
-	fs.StringVar(&fl.cols, "cols", "", "column names in order (ai,n1i,ci,n2i; m1i,sd1i,n1i,m2i,sd2i,n2i; est,ci_lb,ci_ub) or field=column pairs (study=author,ai=tpos,bi=tneg,...)")
-	fs.StringVar(&fl.measure, "measure", "", "effect measure: OR, RR, RD (2x2 counts), MD, SMD (means), GIV or GIV.RATIO (estimate and CI) (required)")
+	fs.StringVar(&fl.cols, "cols", "", "column names in order (ai,n1i,ci,n2i; m1i,sd1i,n1i,m2i,sd2i,n2i; est,ci_lb,ci_ub; xi,ni) or field=column pairs (study=author,ai=tpos,bi=tneg,...)")
+	fs.StringVar(&fl.measure, "measure", "", "effect measure: OR, RR, RD (2x2 counts), MD, SMD (means), GIV or GIV.RATIO (estimate and CI), PR, PLO or PFT (single-arm proportions: events and total) (required)")
 	fs.StringVar(&fl.model, "model", "REML", "pooling: EE (common effect, inverse variance), MH (Mantel–Haenszel), DL or REML (random effects)")
 	fs.BoolVar(&fl.hk, "hk", false, "Knapp–Hartung adjustment (t distribution), as metafor's test=\"knha\"")
 	fs.Float64Var(&fl.level, "level", 95, "confidence level in percent")
@@ -153,6 +163,8 @@ func writeMetaText(w io.Writer, res meta.Result) error {
 	fmt.Fprintf(&out, "%s, k = %d\n", res.ModelLabel(), res.K)
 	if res.IsRatio() {
 		fmt.Fprintf(&out, "%s (%s), pooled on the log scale and shown back-transformed\n\n", res.Measure.Label(), m)
+	} else if res.Measure.Transformed() {
+		fmt.Fprintf(&out, "%s (%s), pooled on the %s scale and shown as proportions\n\n", res.Measure.Label(), m, map[meta.Measure]string{meta.PLO: "logit", meta.PFT: "double-arcsine"}[res.Measure])
 	} else {
 		fmt.Fprintf(&out, "%s (%s)\n\n", res.Measure.Label(), m)
 	}
@@ -163,6 +175,11 @@ func writeMetaText(w io.Writer, res meta.Result) error {
 	fmt.Fprintf(&out, "Pooled %s     %s  (%s CI %s to %s)\n", m, fmtNum(b(res.Est)), pct, fmtNum(b(res.CILB)), fmtNum(b(res.CIUB)))
 	if res.IsRatio() {
 		fmt.Fprintf(&out, "log %s        %s  (SE %s)\n", m, fmtNum(res.Est), fmtNum(res.SE))
+	} else if res.Measure.Transformed() {
+		fmt.Fprintf(&out, "%s scale     %s  (SE %s)\n", m, fmtNum(res.Est), fmtNum(res.SE))
+		if res.Measure == meta.PFT {
+			fmt.Fprintf(&out, "Harmonic n    %s  (study size used to back-transform)\n", fmtNum(res.HarmonicN))
+		}
 	} else {
 		fmt.Fprintf(&out, "SE            %s\n", fmtNum(res.SE))
 	}

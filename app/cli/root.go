@@ -104,6 +104,7 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 		newAskCmd(f),
 	)
 	attachCohortEval(f, root) // "eval retrieval" and "eval ehrsql", beside the other pipelines' evaluations
+	attachEvidence(f, root)   // "evidence import|search" and "eval screening"
 	return root
 }
 

@@ -69,6 +69,12 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 		if eff, err = genericEffects(used, o.Measure, o.InputLevel); err != nil {
 			return Result{}, err
 		}
+	case Proportion:
+		add := proportionAdd(o.Measure, opts.Add)
+		eff = proportionEffects(used, o.Measure, add, o.To)
+		if note := proportionCorrectionNote(used, o.Measure, o.To, add); note != "" {
+			notes = append(notes, note)
+		}
 	}
 
 	var y, v []float64
@@ -83,7 +89,10 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 
 	res := Result{
 		Measure: o.Measure, Method: o.Method, Test: o.Test, Model: modelName(o.Method, o.Test), Level: o.Level,
-		PILB: math.NaN(), PIUB: math.NaN(), Options: o,
+		PILB: math.NaN(), PIUB: math.NaN(), Options: o, HarmonicN: math.NaN(),
+	}
+	if o.Measure == PFT {
+		res.HarmonicN = harmonicN(used, eff)
 	}
 	var f fit
 	var wt []float64

@@ -13,9 +13,15 @@
 //     and risk difference (RD) from 2x2 counts; mean difference (MD) and
 //     Hedges' g (SMD, exact gamma-function correction, vtype="LS" variance)
 //     from means, SDs and group sizes; generic inverse variance (GEN, GENRatio)
-//     from a reported estimate and its confidence interval.
+//     from a reported estimate and its confidence interval; single-arm
+//     proportions from events xi and totals ni: raw (PR, vtype "LS"), logit
+//     (PLO) and Freeman–Tukey double arcsine (PFT), shown back-transformed
+//     as metafor's transf.ilogit and transf.ipft.hm (Miller's inverse at the
+//     harmonic mean of the study sizes, Result.HarmonicN).
 //   - Zero cells: add = 1/2 to every cell of a study with a zero cell
 //     (add=1/2, to="only0"); to="all", "if0all" and "none" are available.
+//     For PR and PLO the same 1/2 is added to the events and non-events of
+//     studies with no events or only events; PFT needs none (add=0).
 //   - Double-zero studies (ai=ci=0 or bi=di=0): escalc and rma.uni keep them by
 //     default (drop00=FALSE): after the 1/2 correction they contribute a log OR
 //     of 0 and a finite variance. rma.mh pools the uncorrected tables (a

@@ -33,8 +33,8 @@ type PlotOptions struct {
 	// e.g. "Favours vaccine" and "Favours control".
 	FavoursLeft, FavoursRight string
 	// XMin and XMax fix the axis limits on the display scale (ratios for OR,
-	// RR and GENRatio); both 0 chooses them from the data. Intervals beyond
-	// the limits end in an arrow.
+	// RR and GENRatio, proportions for PR, PLO and PFT); both 0 chooses them
+	// from the data. Intervals beyond the limits end in an arrow.
 	XMin, XMax float64
 	// FontSize is the body text size in points; 0 means 11.
 	FontSize float64
@@ -244,9 +244,18 @@ func (l *forestLayout) chooseLimits() error {
 			}
 			lo, hi = math.Log(lo), math.Log(hi)
 		}
+		if res.Measure.IsProportion() {
+			lo, hi = forwardProportion(res.Measure, lo, res.HarmonicN), forwardProportion(res.Measure, hi, res.HarmonicN)
+			if !isFinite(lo) || !isFinite(hi) {
+				return errorf(EINVALID, "axis limits of a proportion must lie between 0 and 1 (strictly for the logit), got %g and %g", l.opts.XMin, l.opts.XMax)
+			}
+		}
 		l.xmin, l.xmax = lo, hi
 	} else {
 		coreLo, coreHi := math.Min(0, res.CILB), math.Max(0, res.CIUB)
+		if res.Measure.IsProportion() { // no null value
+			coreLo, coreHi = res.CILB, res.CIUB
+		}
 		widen := func(lo, hi *float64, v float64) {
 			if isFinite(v) {
 				*lo, *hi = math.Min(*lo, v), math.Max(*hi, v)
@@ -280,6 +289,9 @@ func (l *forestLayout) chooseLimits() error {
 	if l.ratio {
 		l.ticks = ratioTicks(l.xmin, l.xmax)
 		l.axisLabel = res.Measure.Label() + " (log scale)"
+	} else if res.Measure == PLO || res.Measure == PFT {
+		l.ticks = proportionTicks(res.Measure, res.HarmonicN, l.xmin, l.xmax)
+		l.axisLabel = "Proportion (" + proportionScale(res.Measure) + " scale)"
 	} else {
 		l.ticks = nil
 		for _, v := range linearTicks(l.xmin, l.xmax) {
@@ -591,7 +603,7 @@ func (m forestMarks) Plot(c draw.Canvas, p *plot.Plot) {
 	clampX := func(v float64) vg.Length { return trX(math.Max(l.xmin, math.Min(l.xmax, v))) }
 
 	// Null line from the first study to the pooled rows.
-	if inX(0) {
+	if inX(0) && !l.res.Measure.IsProportion() {
 		null := draw.LineStyle{Color: colGrid, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}}
 		c.StrokeLine2(null, trX(0), c.Max.Y, trX(0), c.Min.Y)
 	}

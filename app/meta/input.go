@@ -12,8 +12,9 @@ import (
 )
 
 // Columns maps Study fields to column names of an input table. Empty names
-// take metafor's names (study, ai, bi, n1i, ci, di, n2i, m1i, sd1i, m2i, sd2i)
-// or, for generic data, est, ci_lb, ci_ub and sei. Names match
+// take metafor's names (study, ai, bi, n1i, ci, di, n2i, m1i, sd1i, m2i, sd2i;
+// xi and ni for single-arm proportions) or, for generic data, est, ci_lb,
+// ci_ub and sei. Names match
 // case-insensitively, ignoring surrounding spaces.
 type Columns struct {
 	// Study is the study-label column; when absent labels are "Study 1", ...
@@ -29,6 +30,8 @@ type Columns struct {
 	// Est, LB, UB are a generic estimate and its confidence limits; SE an
 	// optional standard error on the analysis scale.
 	Est, LB, UB, SE string
+	// XI and NI are the events and total of a single-arm study (proportions).
+	XI, NI string
 }
 
 func (c Columns) withDefaults() Columns {
@@ -52,6 +55,8 @@ func (c Columns) withDefaults() Columns {
 	def(&c.LB, "ci_lb")
 	def(&c.UB, "ci_ub")
 	def(&c.SE, "sei")
+	def(&c.XI, "xi")
+	def(&c.NI, "ni")
 	return c
 }
 
@@ -59,7 +64,8 @@ func (c Columns) withDefaults() Columns {
 type InputSpec struct {
 	// Kind is the kind of data to read; 0 infers it from the header (2x2
 	// when the ai and ci columns exist, else continuous when m1i exists, else
-	// generic when est exists).
+	// generic when est exists, else single-arm proportions when xi and ni
+	// exist).
 	Kind Kind
 	// Columns names the columns; empty fields take metafor's names.
 	Columns Columns
@@ -81,7 +87,7 @@ type InputSpec struct {
 
 // Validate checks the spec: a known kind and a usable separator.
 func (s InputSpec) Validate() error {
-	if s.Kind != 0 && s.Kind != Binary && s.Kind != Continuous && s.Kind != Generic {
+	if s.Kind != 0 && s.Kind != Binary && s.Kind != Continuous && s.Kind != Generic && s.Kind != Proportion {
 		return errorf(EINVALID, "unknown kind of data %d", int(s.Kind))
 	}
 	if s.Comma == '"' || s.Comma == '\r' || s.Comma == '\n' || s.Comma == 0xFFFD {
@@ -172,9 +178,11 @@ func ParseRows(header []string, rows [][]string, spec InputSpec) ([]Study, error
 			kind = Continuous
 		case col(c.Est) >= 0:
 			kind = Generic
+		case col(c.XI) >= 0 && col(c.NI) >= 0:
+			kind = Proportion
 		default:
-			return nil, errorf(EINVALID, "cannot tell the kind of data from the columns %s: expected %s and %s (2x2 counts), %s (means) or %s (estimate and CI)",
-				quoteList(header), c.AI, c.CI, c.M1I, c.Est)
+			return nil, errorf(EINVALID, "cannot tell the kind of data from the columns %s: expected %s and %s (2x2 counts), %s (means), %s (estimate and CI) or %s and %s (events and total of one group)",
+				quoteList(header), c.AI, c.CI, c.M1I, c.Est, c.XI, c.NI)
 		}
 	}
 
@@ -214,6 +222,8 @@ func ParseRows(header []string, rows [][]string, spec InputSpec) ([]Study, error
 			need(c.SD2I, func(s *Study) *float64 { return &s.SD2I }), need(c.N2I, func(s *Study) *float64 { return &s.N2I }))
 	case Generic:
 		err = need(c.Est, func(s *Study) *float64 { return &s.Est })
+	case Proportion:
+		err = errors.Join(need(c.XI, func(s *Study) *float64 { return &s.XI }), need(c.NI, func(s *Study) *float64 { return &s.NI }))
 	}
 	if err != nil {
 		return nil, err

@@ -130,17 +130,21 @@ func columnField(c *Columns, name string) *string {
 		return &c.UB
 	case "sei":
 		return &c.SE
+	case "xi":
+		return &c.XI
+	case "ni":
+		return &c.NI
 	}
 	return nil
 }
 
 // Set maps a Study field, by metafor's name (study, ai, bi, ci, di, n1i,
-// n2i, m1i, sd1i, m2i, sd2i, est, ci_lb, ci_ub, sei; case-insensitive), to
+// n2i, m1i, sd1i, m2i, sd2i, est, ci_lb, ci_ub, sei, xi, ni; case-insensitive), to
 // a column of the input table. An empty column restores the default.
 func (c *Columns) Set(field, column string) error {
 	f := columnField(c, field)
 	if f == nil {
-		return errorf(EINVALID, "unknown field %q (use study, ai, bi, ci, di, n1i, n2i, m1i, sd1i, m2i, sd2i, est, ci_lb, ci_ub or sei)", field)
+		return errorf(EINVALID, "unknown field %q (use study, ai, bi, ci, di, n1i, n2i, m1i, sd1i, m2i, sd2i, est, ci_lb, ci_ub, sei, xi or ni)", field)
 	}
 	*f = strings.TrimSpace(column)
 	return nil
@@ -156,6 +160,8 @@ func PositionalColumns(kind Kind) []string {
 		return []string{"m1i", "sd1i", "n1i", "m2i", "sd2i", "n2i"}
 	case Generic:
 		return []string{"est", "ci_lb", "ci_ub"}
+	case Proportion:
+		return []string{"xi", "ni"}
 	}
 	return nil
 }
@@ -164,7 +170,7 @@ func PositionalColumns(kind Kind) []string {
 // "study=author,ai=tpos,bi=tneg,ci=cpos,di=cneg". A bare list names the
 // columns of kind's fields in order: ai,n1i,ci,n2i for 2x2 counts;
 // m1i,sd1i,n1i,m2i,sd2i,n2i for means; est,ci_lb,ci_ub for an estimate
-// with its CI. field=column pairs map any fields (see Columns.Set); the two
+// with its CI; xi,ni for the events and total of single-arm studies. field=column pairs map any fields (see Columns.Set); the two
 // forms cannot be mixed. An empty string is the default mapping.
 func ParseColumns(s string, kind Kind) (Columns, error) {
 	var c Columns

@@ -184,7 +184,7 @@ func TestParseColumns(t *testing.T) {
 		{"a,,c,d", Binary, "the name for n1i is empty"},
 		{"ai=x,n1i", Binary, `"n1i" is not of the form field=column`},
 		{"ai=x,ai=y", Binary, "ai is mapped twice"},
-		{"xi=x", Binary, `unknown field "xi"`},
+		{"zi=x", Binary, `unknown field "zi"`},
 	} {
 		if _, err := ParseColumns(c.in, c.kind); err == nil || !strings.Contains(err.Error(), c.want) || ErrorCode(err) != EINVALID {
 			t.Errorf("ParseColumns(%q): %v, want %q", c.in, err, c.want)

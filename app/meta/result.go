@@ -60,6 +60,10 @@ type Result struct {
 	PILB, PIUB float64
 	// Iterations is the number of REML Fisher-scoring iterations (0 otherwise).
 	Iterations int
+	// HarmonicN is the harmonic mean of the sizes of the studies in the
+	// model for PFT, at which Back inverts the double arcsine (metafor's
+	// transf.ipft.hm); NaN for other measures.
+	HarmonicN float64
 	// Options are the options the result was computed with, metafor's
 	// defaults filled in (zero-cell correction, double-zero handling, ...),
 	// for provenance.
@@ -102,10 +106,14 @@ func (r Result) IsRatio() bool { return r.Measure.IsRatio() }
 func (r Result) IsRandom() bool { return r.Method.IsRandom() }
 
 // Back transforms a value on the analysis scale to the display scale: exp
-// for ratios, unchanged otherwise.
+// for ratios, the inverse logit for PLO, the inverse double arcsine at the
+// harmonic mean study size for PFT, unchanged otherwise.
 func (r Result) Back(x float64) float64 {
 	if r.IsRatio() {
 		return math.Exp(x)
+	}
+	if r.Measure.IsProportion() {
+		return backProportion(r.Measure, x, r.HarmonicN)
 	}
 	return x
 }
@@ -185,6 +193,11 @@ type Summary struct {
 	QEdf int `json:"QEdf"`
 	// Exp holds the back-transformed values for ratio measures.
 	Exp *ExpJSON `json:"exp,omitempty"`
+	// Proportion holds the pooled values as proportions for PR, PLO and PFT
+	// (back-transformed for PLO and PFT).
+	Proportion *ExpJSON `json:"proportion,omitempty"`
+	// HarmonicN is the harmonic mean study size used to back-transform PFT.
+	HarmonicN *Float `json:"harmonic_n,omitempty"`
 	// Studies lists the per-study effects and weights.
 	Studies []StudyJSON `json:"studies"`
 	// Notes explain corrections, omissions and special cases.
@@ -270,6 +283,16 @@ func (r Result) Summary() Summary {
 		s.Exp = &ExpJSON{
 			Est: Float(math.Exp(r.Est)), CILB: Float(math.Exp(r.CILB)), CIUB: Float(math.Exp(r.CIUB)),
 			PILB: Float(math.Exp(r.PILB)), PIUB: Float(math.Exp(r.PIUB)),
+		}
+	}
+	if r.Measure.IsProportion() {
+		s.Proportion = &ExpJSON{
+			Est: Float(r.Back(r.Est)), CILB: Float(r.Back(r.CILB)), CIUB: Float(r.Back(r.CIUB)),
+			PILB: Float(r.Back(r.PILB)), PIUB: Float(r.Back(r.PIUB)),
+		}
+		if r.Measure == PFT {
+			n := Float(r.HarmonicN)
+			s.HarmonicN = &n
 		}
 	}
 	s.Studies = make([]StudyJSON, len(r.Studies))

@@ -53,13 +53,17 @@ func (s Statistic) Text() string {
 
 // Statistics lists the pooled result for tables: model and measure, k, the
 // estimate with its standard error, test and confidence interval (and their
-// back-transformed values for ratio measures), the prediction interval,
+// back-transformed values for ratio measures and proportions on the logit
+// or double-arcsine scale), the prediction interval,
 // τ², τ, I², H², Q with its degrees of freedom and p-value, REML
 // iterations, then the notes.
 func (r Result) Statistics() []Statistic {
 	scale := string(r.Measure)
 	if r.IsRatio() {
 		scale = "log " + string(r.Measure)
+	}
+	if s := proportionScale(r.Measure); s != "" {
+		scale = s
 	}
 	pct := fmt.Sprintf("%g%%", 100*r.Level)
 	out := []Statistic{
@@ -90,6 +94,13 @@ func (r Result) Statistics() []Statistic {
 			Statistic{m + " ci_ub", pct + " CI upper limit (" + m + ")", num(math.Exp(r.CIUB))},
 		)
 	}
+	if r.Measure == PLO || r.Measure == PFT {
+		out = append(out,
+			Statistic{"proportion", "Pooled proportion (back-transformed)", num(r.Back(r.Est))},
+			Statistic{"proportion ci_lb", pct + " CI lower limit (proportion)", num(r.Back(r.CILB))},
+			Statistic{"proportion ci_ub", pct + " CI upper limit (proportion)", num(r.Back(r.CIUB))},
+		)
+	}
 	out = append(out,
 		Statistic{"pi_lb", pct + " prediction interval lower limit (" + scale + ")", num(r.PILB)},
 		Statistic{"pi_ub", pct + " prediction interval upper limit (" + scale + ")", num(r.PIUB)},
@@ -100,6 +111,15 @@ func (r Result) Statistics() []Statistic {
 			Statistic{m + " pi_lb", pct + " prediction interval lower limit (" + m + ")", num(math.Exp(r.PILB))},
 			Statistic{m + " pi_ub", pct + " prediction interval upper limit (" + m + ")", num(math.Exp(r.PIUB))},
 		)
+	}
+	if r.Measure == PLO || r.Measure == PFT {
+		out = append(out,
+			Statistic{"proportion pi_lb", pct + " prediction interval lower limit (proportion)", num(r.Back(r.PILB))},
+			Statistic{"proportion pi_ub", pct + " prediction interval upper limit (proportion)", num(r.Back(r.PIUB))},
+		)
+	}
+	if r.Measure == PFT {
+		out = append(out, Statistic{"harmonic_n", "Harmonic mean study size (for the back-transformation)", num(r.HarmonicN)})
 	}
 	out = append(out,
 		Statistic{"tau2", "Between-study variance τ²", num(r.Tau2)},

@@ -17,6 +17,9 @@ const (
 	// Generic studies carry a reported effect with its confidence interval
 	// (or its standard error), for generic inverse-variance pooling.
 	Generic
+	// Proportion studies carry one group's events and total (single-arm
+	// studies: response or toxicity rates).
+	Proportion
 )
 
 // String returns the kind's name.
@@ -28,6 +31,8 @@ func (k Kind) String() string {
 		return "continuous"
 	case Generic:
 		return "generic"
+	case Proportion:
+		return "proportion"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -74,6 +79,11 @@ type Study struct {
 	// SE, when positive, is the standard error of the effect on the analysis
 	// scale: the log scale for GENRatio, the natural scale for GEN (Generic).
 	SE float64
+
+	// XI is the number of events of a single-arm study (Proportion).
+	XI float64
+	// NI is the size of a single-arm study (Proportion).
+	NI float64
 }
 
 // Validate checks that the study's values are usable for its Kind: counts
@@ -92,8 +102,10 @@ func (s Study) Validate() error {
 		return s.validateContinuous()
 	case Generic:
 		return s.validateGeneric()
+	case Proportion:
+		return s.validateProportion()
 	default:
-		return rowError(&s, "the kind of data (2x2 counts, means and SDs, or estimate and CI) is not set")
+		return rowError(&s, "the kind of data (2x2 counts, means and SDs, estimate and CI, or events and total) is not set")
 	}
 }
 
@@ -190,6 +202,14 @@ const (
 	// GENRatio is a generic ratio (hazard ratio, odds ratio, ...) pooled on the
 	// log scale: yi = log(Est), SE = (log(UB) − log(LB)) / (2·z).
 	GENRatio Measure = "GEN.RATIO"
+	// PR is the raw proportion of a single-arm study (events and total).
+	PR Measure = "PR"
+	// PLO is the logit-transformed proportion (events and total), shown
+	// back-transformed as a proportion.
+	PLO Measure = "PLO"
+	// PFT is the Freeman–Tukey double-arcsine-transformed proportion (events
+	// and total), shown back-transformed at the harmonic mean study size.
+	PFT Measure = "PFT"
 )
 
 // Kind returns the kind of study data the measure is computed from.
@@ -201,6 +221,8 @@ func (m Measure) Kind() Kind {
 		return Continuous
 	case GEN, GENRatio:
 		return Generic
+	case PR, PLO, PFT:
+		return Proportion
 	}
 	return 0
 }
@@ -226,12 +248,18 @@ func (m Measure) Label() string {
 		return "Effect"
 	case GENRatio:
 		return "Ratio"
+	case PR:
+		return "Proportion"
+	case PLO:
+		return "Proportion (logit)"
+	case PFT:
+		return "Proportion (Freeman–Tukey)"
 	}
 	return string(m)
 }
 
 // ParseMeasure accepts a measure name case-insensitively ("or", "RR",
-// "smd", "gen.ratio", "hr" for a generic ratio).
+// "smd", "gen.ratio", "hr" for a generic ratio, "pr", "plo", "pft").
 func ParseMeasure(s string) (Measure, error) {
 	switch strings.ToUpper(strings.TrimSpace(s)) {
 	case "OR":
@@ -248,8 +276,14 @@ func ParseMeasure(s string) (Measure, error) {
 		return GEN, nil
 	case "GEN.RATIO", "GENRATIO", "GIV.RATIO", "RATIO", "HR":
 		return GENRatio, nil
+	case "PR":
+		return PR, nil
+	case "PLO":
+		return PLO, nil
+	case "PFT":
+		return PFT, nil
 	}
-	return "", errorf(EINVALID, "unknown effect measure %q (use OR, RR, RD, MD, SMD, GEN or GEN.RATIO)", s)
+	return "", errorf(EINVALID, "unknown effect measure %q (use OR, RR, RD, MD, SMD, GEN, GEN.RATIO, PR, PLO or PFT)", s)
 }
 
 // Method is the pooling method (metafor's method argument, plus MH for
@@ -340,8 +374,10 @@ type Options struct {
 	// Level is the confidence level, as a fraction (0.95) or a percentage
 	// (95); 0 means 95%.
 	Level float64
-	// Add is the value added to cells for zero-cell studies; 0 means 1/2.
-	// To switch the correction off set To to None.
+	// Add is the value added to cells for zero-cell studies (for
+	// proportions: to the events and non-events of studies with no events
+	// or only events); 0 means 1/2, except for PFT, where 0 means none as in
+	// metafor. To switch the correction off set To to None.
 	Add float64
 	// To says which studies get Add; empty means Only0.
 	To ZeroCells
@@ -371,7 +407,7 @@ func (o Options) withDefaults() Options {
 	if o.Level > 1 {
 		o.Level /= 100
 	}
-	if o.Add == 0 {
+	if o.Add == 0 && o.Measure != PFT {
 		o.Add = 0.5
 	}
 	if o.To == "" {
@@ -400,10 +436,10 @@ func (o Options) withDefaults() Options {
 // Add and positive controls.
 func (o Options) Validate() error {
 	if o.Measure == "" {
-		return errorf(EINVALID, "no effect measure chosen (OR, RR, RD, MD, SMD, GEN or GEN.RATIO)")
+		return errorf(EINVALID, "no effect measure chosen (OR, RR, RD, MD, SMD, GEN, GEN.RATIO, PR, PLO or PFT)")
 	}
 	if o.Measure.Kind() == 0 {
-		return errorf(EINVALID, "unknown effect measure %q (use OR, RR, RD, MD, SMD, GEN or GEN.RATIO)", o.Measure)
+		return errorf(EINVALID, "unknown effect measure %q (use OR, RR, RD, MD, SMD, GEN, GEN.RATIO, PR, PLO or PFT)", o.Measure)
 	}
 	d := o.withDefaults()
 	switch d.Method {

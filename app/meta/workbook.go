@@ -52,7 +52,7 @@ func NewProvenance(appVersion, dataSource string, spec InputSpec) export.Provena
 // columnMapping lists the non-default column names as field=column pairs.
 func columnMapping(c Columns) string {
 	var parts []string
-	for _, f := range []string{"study", "ai", "bi", "n1i", "ci", "di", "n2i", "m1i", "sd1i", "m2i", "sd2i", "est", "ci_lb", "ci_ub", "sei"} {
+	for _, f := range []string{"study", "ai", "bi", "n1i", "ci", "di", "n2i", "m1i", "sd1i", "m2i", "sd2i", "est", "ci_lb", "ci_ub", "sei", "xi", "ni"} {
 		if v := *columnField(&c, f); v != "" {
 			parts = append(parts, f+"="+v)
 		}
@@ -104,6 +104,12 @@ func ExportWorkbook(ctx context.Context, path string, studies []Study, res Resul
 		prov.Add("Zero cells", zeroCellRule(o, res.Method))
 		prov.Add("Double-zero studies", doubleZeroRule(o, res.Method))
 	}
+	if res.Measure.Kind() == Proportion {
+		prov.Add("No events or only events", proportionZeroRule(o))
+		if res.Measure == PFT {
+			prov.Add("Back-transformation", fmt.Sprintf("inverse Freeman–Tukey at the harmonic mean study size %.6g (metafor's transf.ipft.hm)", res.HarmonicN))
+		}
+	}
 	if res.Measure.Kind() == Generic {
 		prov.Add("Level of the reported intervals", fmt.Sprintf("%g%%", 100*o.InputLevel))
 	}
@@ -139,6 +145,9 @@ func studiesTable(studies []Study, res Result) (export.Table, error) {
 		scale = "log " + scale
 	}
 	m := string(res.Measure)
+	if res.Measure.IsProportion() {
+		m = "Proportion"
+	}
 	cols := []string{"Study", "Data row"}
 	for _, c := range inputs {
 		cols = append(cols, c.header)
@@ -245,6 +254,11 @@ func inputColumns(kind Kind) []inputColumn {
 			{"Reported CI lower", opt(func(s *Study) float64 { return s.LB })},
 			{"Reported CI upper", opt(func(s *Study) float64 { return s.UB })},
 			{"sei (analysis scale)", opt(func(s *Study) float64 { return s.SE })},
+		}
+	case Proportion:
+		return []inputColumn{
+			{"xi (events)", f(func(s *Study) float64 { return s.XI })},
+			{"ni (total)", f(func(s *Study) float64 { return s.NI })},
 		}
 	}
 	return nil

@@ -1,0 +1,254 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clinsight/clinsight/app/evidence"
+	"github.com/clinsight/clinsight/datasets"
+)
+
+func newEvidenceCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "evidence",
+		Short: "Evidence synthesis over a local literature corpus (import, boolean search, PICO ranking)",
+	}
+	cmd.AddCommand(newEvidenceImportCmd(f), newEvidenceSearchCmd(f))
+	return cmd
+}
+
+func newEvidenceImportCmd(f *Factory) *cobra.Command {
+	var db, format string
+	cmd := &cobra.Command{
+		Use:   "import PATH... --db DB [--format pubmed-xml|medline|ris|csv]",
+		Short: "Import literature (PubMed XML, MEDLINE .nbib, RIS, CSV) into a corpus with a full-text index",
+		Long: `Streams each file into the literature corpus of the database (tables
+evidence_records and the FTS5 index evidence_fts over title, abstract and MeSH
+headings), one transaction per file: an error or Ctrl-C leaves nothing of that
+file behind. The format is detected from the content or the extension unless
+--format is given. A record whose PMID (or DOI) is already in the corpus is
+replaced. Errors name the file, the record and the line.`,
+		Example: `  clinsight evidence import pubmed_result.xml --db literature.sqlite
+  clinsight evidence import export.nbib refs.ris --db literature.sqlite`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var fmtOpt evidence.Format
+			if format != "" {
+				var err error
+				if fmtOpt, err = evidence.ParseFormat(format); err != nil {
+					return err
+				}
+			}
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			path, err := ws.ResolveDB(db)
+			if err != nil {
+				return err
+			}
+			h, err := datasets.OpenReadWrite(cmd.Context(), path)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			for _, file := range args {
+				pp := newProgressPrinter(f.Err)
+				res, err := evidence.Import(cmd.Context(), h, file, evidence.ImportOptions{Format: fmtOpt, Progress: pp.Report, Logger: ws.Logger()})
+				pp.Done()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(f.Out, "imported %s (%s): %d records, %d new, %d updated in %s\n",
+					filepath.Base(res.Path), res.Format, res.Records, res.Added, res.Updated, res.Duration.Round(1e6))
+			}
+			n, err := evidence.NewCorpus(h).Count(cmd.Context())
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(f.Out, "the corpus in %s holds %d records\n", path, n)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", "database file or data source name (created if missing)")
+	cmd.Flags().StringVar(&format, "format", "", "file format: pubmed-xml, medline, ris or csv (default: detected)")
+	_ = cmd.MarkFlagRequired("db")
+	return cmd
+}
+
+// searchHitJSON is one hit in "evidence search --json".
+type searchHitJSON struct {
+	Rank      int      `json:"rank"`
+	ID        string   `json:"id"`
+	PMID      string   `json:"pmid,omitempty"`
+	Title     string   `json:"title"`
+	Year      int      `json:"year,omitempty"`
+	Journal   string   `json:"journal,omitempty"`
+	BM25      float64  `json:"bm25"`
+	PICOScore *float64 `json:"pico_score,omitempty"`
+}
+
+// searchJSON is the --json shape of "evidence search".
+type searchJSON struct {
+	Query string          `json:"query"`
+	FTS5  string          `json:"fts5"`
+	Total int64           `json:"total"`
+	Hits  []searchHitJSON `json:"hits"`
+}
+
+func newEvidenceSearchCmd(f *Factory) *cobra.Command {
+	var (
+		db, picoPath, query string
+		limit               int
+		noLLM, asJSON       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "search --db DB --query \"...\" [--pico FILE.json] [--limit N] [--no-llm] [--json]",
+		Short: "Boolean search of the literature corpus, ranked by relevance to a PICO",
+		Long: `Runs a PubMed-style boolean query over the corpus: AND, OR, NOT (applied left
+to right, as PubMed does; group with parentheses), "phrases", field tags
+[ti] [ab] [tiab] [mh] (also [Title/Abstract], [MeSH Terms]) and truncation
+with a trailing *. A malformed query is reported with its position.
+
+Matches are ordered by FTS5's bm25 (title, abstract and MeSH weighted 3:1:2)
+or, with --pico, the 5,000 best of them re-ranked without a model by the
+BM25 relevance of their title and abstract to the PICO (population and intervention weighted 1,
+comparison and outcome 0.3). The PICO file is JSON with the keys P, I, C, O
+(or population, intervention, comparison, outcome). Generating the query
+from the PICO needs a model and is not available yet: write the query
+(--no-llm is implied).`,
+		Example: `  clinsight evidence search --db literature.sqlite --query '(microwave OR radiofrequency) AND ablation[tiab] AND (hepatocellular OR "liver neoplasms"[mh])'
+  clinsight evidence search --db literature.sqlite --pico pico.json --query 'ablation AND liver' --limit 50 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.TrimSpace(query) == "" {
+				return errors.New("give a boolean query with --query: generating one from the PICO needs a model, which is not available yet")
+			}
+			var pico *evidence.PICO
+			if picoPath != "" {
+				b, err := os.ReadFile(picoPath)
+				if err != nil {
+					return fmt.Errorf("reading the PICO: %w", err)
+				}
+				var p evidence.PICO
+				if err := json.Unmarshal(b, &p); err != nil {
+					return fmt.Errorf("%s is not a PICO JSON object (keys P, I, C, O): %w", picoPath, err)
+				}
+				if err := p.Validate(); err != nil {
+					return fmt.Errorf("%s: %w", picoPath, err)
+				}
+				pico = &p
+			}
+			if _, err := evidence.ParseQuery(query); err != nil {
+				var qe *evidence.QueryError
+				if errors.As(err, &qe) && !asJSON {
+					fmt.Fprintln(f.Err, qe.Pointer())
+				}
+				return err
+			}
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			path, err := ws.ResolveDB(db)
+			if err != nil {
+				return err
+			}
+			h, err := datasets.OpenReadOnly(cmd.Context(), path)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			fetch := limit
+			if pico != nil {
+				fetch = picoRerankPool // the best bm25 matches are re-ranked by the PICO
+			}
+			res, err := evidence.NewCorpus(h).Search(cmd.Context(), query, fetch)
+			if err != nil {
+				return err
+			}
+			out := searchJSON{Query: res.Query, FTS5: res.FTS5, Total: res.Total, Hits: []searchHitJSON{}}
+			order := make([]int, len(res.Hits))
+			var picoScores []float64
+			if pico != nil {
+				docs := make([]evidence.Doc, len(res.Hits))
+				for i := range res.Hits {
+					docs[i] = evidence.DocOf(&res.Hits[i].Record)
+				}
+				picoScores = make([]float64, len(res.Hits))
+				for i, s := range evidence.RankByPICO(*pico, docs, evidence.RankOptions{}) {
+					order[i] = s.Index
+					picoScores[s.Index] = s.Score
+				}
+			} else {
+				for i := range order {
+					order[i] = i
+				}
+			}
+			if limit > 0 && len(order) > limit {
+				order = order[:limit]
+			}
+			for rank, i := range order {
+				hit := res.Hits[i]
+				hj := searchHitJSON{Rank: rank + 1, ID: hit.ID, PMID: hit.PMID, Title: hit.Title, Year: hit.Year, Journal: hit.Journal, BM25: hit.Score}
+				if picoScores != nil {
+					s := picoScores[i]
+					hj.PICOScore = &s
+				}
+				out.Hits = append(out.Hits, hj)
+			}
+			if asJSON {
+				enc := json.NewEncoder(f.Out)
+				enc.SetEscapeHTML(false)
+				return enc.Encode(out)
+			}
+			ranking := "FTS5 bm25"
+			if pico != nil {
+				ranking = "relevance to the PICO (no model)"
+			}
+			fmt.Fprintf(f.Out, "%s\n%d records match; %d shown, ranked by %s\n\n", out.Query, out.Total, len(out.Hits), ranking)
+			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "#\tPMID\tYear\tTitle")
+			for _, hj := range out.Hits {
+				year := ""
+				if hj.Year > 0 {
+					year = fmt.Sprint(hj.Year)
+				}
+				id := hj.PMID
+				if id == "" {
+					id = hj.ID
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", hj.Rank, id, year, clipTitle(hj.Title, 100))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus")
+	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query")
+	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...}) to rank the matches by")
+	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = all)")
+	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "work without a model (the only mode for now)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the query, its FTS5 translation, the number of matches and the hits as JSON")
+	_ = cmd.MarkFlagRequired("db")
+	return cmd
+}
+
+// picoRerankPool is how many of the best bm25 matches "evidence search
+// --pico" re-ranks by relevance to the PICO.
+const picoRerankPool = 5000
+
+// clipTitle shortens a title to n characters for a table.
+func clipTitle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
