@@ -139,7 +139,7 @@ func gate(query string) (checkedStatement, error) {
 		if first >= len(s.tokens) {
 			return checkedStatement{}, refuse("EXPLAIN", "EXPLAIN needs a statement to explain")
 		}
-		cs.inner = query[s.tokens[first].start:s.end]
+		cs.inner = query[s.tokens[first].Start:s.end]
 	}
 	verb := s.word(query, first)
 	switch verb {
@@ -162,13 +162,14 @@ func gate(query string) (checkedStatement, error) {
 // a table or index name.
 func checkPragma(src string, s statement, at int) error {
 	i := at + 1
-	if i+1 < len(s.tokens) && s.tokens[i+1].kind == tokPunct && src[s.tokens[i+1].start] == '.' {
+	if i+1 < len(s.tokens) && s.tokens[i+1].Kind == TokenPunct && src[s.tokens[i+1].Start] == '.' {
 		i += 2 // schema-qualified
 	}
 	if i >= len(s.tokens) {
 		return refuse("PRAGMA", "PRAGMA needs a name")
 	}
-	name := strings.ToLower(strings.Trim(src[s.tokens[i].start:s.tokens[i].end], "\"`[]"))
+	name, _ := s.tokens[i].Identifier(src)
+	name = strings.ToLower(name)
 	takesArg, ok := readOnlyPragmas[name]
 	if !ok {
 		return refuse("PRAGMA", "PRAGMA %s is not allowed; only read-only schema pragmas such as table_info can be run", name)
@@ -177,13 +178,13 @@ func checkPragma(src string, s statement, at int) error {
 	if len(rest) == 0 {
 		return nil
 	}
-	if src[rest[0].start] == '=' {
+	if src[rest[0].Start] == '=' {
 		return refuse("PRAGMA", "setting PRAGMA %s is not allowed; its value can only be read", name)
 	}
 	if !takesArg {
 		return refuse("PRAGMA", "PRAGMA %s takes no argument here; its value can only be read", name)
 	}
-	if src[rest[0].start] != '(' || src[rest[len(rest)-1].start] != ')' {
+	if src[rest[0].Start] != '(' || src[rest[len(rest)-1].Start] != ')' {
 		return refuse("PRAGMA", "PRAGMA %s must be written as %s(name)", name, name)
 	}
 	return nil

@@ -383,11 +383,27 @@ func FuzzSplitStatements(f *testing.F) {
 				t.Fatalf("bad bounds %d..%d for %q", s.start, s.end, src)
 			}
 			for _, tok := range s.tokens {
-				if tok.kind == tokSemi || tok.start < s.start || tok.end > s.end {
+				if tok.Kind == TokenSemicolon || tok.Start < s.start || tok.End > s.end {
 					t.Fatalf("token %v outside statement %d..%d", tok, s.start, s.end)
 				}
 			}
 		}
 		_, _ = gate(src)
 	})
+}
+
+func TestTokenizeSQLIdentifiers(t *testing.T) {
+	src := `SELECT "a ""b""", [c d], ` + "`e``f`" + `, g, 'h''i', 12.5e+3; x`
+	var got []string
+	for _, tok := range TokenizeSQL(src) {
+		if name, ok := tok.Identifier(src); ok {
+			got = append(got, name)
+		} else {
+			got = append(got, "<"+tok.Text(src)+">")
+		}
+	}
+	want := `SELECT|a "b"|<,>|c d|<,>|e` + "`" + `f|<,>|g|<,>|<'h''i'>|<,>|<12.5e+3>|<;>|x`
+	if strings.Join(got, "|") != want {
+		t.Errorf("tokens = %s\nwant     %s", strings.Join(got, "|"), want)
+	}
 }

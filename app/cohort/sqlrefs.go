@@ -15,69 +15,23 @@ type sqlToken struct {
 	quoted bool
 }
 
-// sqlTokens splits SQL into tokens following SQLite's lexical rules for
-// comments, strings and quoted identifiers. It is lenient: unterminated
-// strings and comments run to the end of the text.
+// sqlTokens splits SQL into tokens with the data layer's SQLite tokenizer
+// (comments dropped; unterminated strings and comments run to the end of
+// the text).
 func sqlTokens(src string) []sqlToken {
-	var out []sqlToken
-	isWord := func(c byte) bool {
-		return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80
-	}
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-		case c == '-' && i+1 < len(src) && src[i+1] == '-':
-			j := strings.IndexByte(src[i:], '\n')
-			if j < 0 {
-				i = len(src)
-			} else {
-				i += j + 1
-			}
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			j := strings.Index(src[i+2:], "*/")
-			if j < 0 {
-				i = len(src)
-			} else {
-				i += j + 4
-			}
-		case c == '\'' || c == '"' || c == '`' || c == '[':
-			end := c
-			if c == '[' {
-				end = ']'
-			}
-			j := i + 1
-			var b strings.Builder
-			for j < len(src) {
-				if src[j] == end {
-					if end != ']' && j+1 < len(src) && src[j+1] == end {
-						b.WriteByte(end)
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(src[j])
-				j++
-			}
-			if c == '\'' {
-				out = append(out, sqlToken{text: src[i:min(j+1, len(src))], str: true})
-			} else {
-				out = append(out, sqlToken{text: b.String(), ident: true, quoted: true})
-			}
-			i = min(j+1, len(src))
-		case isWord(c):
-			j := i
-			for j < len(src) && isWord(src[j]) {
-				j++
-			}
-			w := src[i:j]
-			out = append(out, sqlToken{text: w, ident: !(w[0] >= '0' && w[0] <= '9')})
-			i = j
-		default:
-			out = append(out, sqlToken{text: src[i : i+1]})
-			i++
+	toks := datasets.TokenizeSQL(src)
+	out := make([]sqlToken, 0, len(toks))
+	for _, t := range toks {
+		switch t.Kind {
+		case datasets.TokenWord:
+			out = append(out, sqlToken{text: t.Text(src), ident: true})
+		case datasets.TokenQuoted:
+			name, _ := t.Identifier(src)
+			out = append(out, sqlToken{text: name, ident: true, quoted: true})
+		case datasets.TokenString:
+			out = append(out, sqlToken{text: t.Text(src), str: true})
+		default: // numbers, semicolons, punctuation
+			out = append(out, sqlToken{text: t.Text(src)})
 		}
 	}
 	return out
