@@ -143,6 +143,14 @@ func bold(text string) *widget.Label {
 	return widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 }
 
+// hint is a secondary explanation that wraps to the width it is given.
+func hint(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = widget.LowImportance
+	return l
+}
+
 // Content returns the screen's root object.
 func (s *DataScreen) Content() fyne.CanvasObject { return s.content }
 

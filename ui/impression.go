@@ -78,7 +78,7 @@ func NewImpressionsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window,
 	s.sourceSel.PlaceHolder = "(report corpus)"
 	s.corpusInfo = widget.NewLabel("Choose a data source holding radiology reports (import them with 'clinsight reports import').")
 	s.corpusInfo.Wrapping = fyne.TextWrapWord
-	s.useModel = widget.NewCheck("Generate with the chat model (unchecked: retrieve the impression of a similar report)", nil)
+	s.useModel = widget.NewCheck("Generate with the chat model", nil)
 	s.useModel.SetChecked(true)
 
 	s.findings = widget.NewMultiLineEntry()
@@ -123,7 +123,7 @@ func NewImpressionsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window,
 
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, bold("Report corpus"), nil, s.sourceSel),
-		s.corpusInfo, s.useModel,
+		s.corpusInfo, s.useModel, hint("Unchecked: the impression of the most similar report is retrieved instead."),
 		bold("Findings"), s.findings,
 		container.NewHBox(s.generateBtn, s.cancelBtn, s.exampleBtn, s.batchBtn, s.exportBtn),
 		s.labels,
@@ -131,10 +131,10 @@ func NewImpressionsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window,
 	answerBox := container.NewVBox(bold("Impression"), s.answer, s.sourceLabel, s.notice, container.NewHBox(s.acceptBtn), s.status)
 	tables := container.NewVSplit(
 		container.NewBorder(bold("Similar reports"), nil, nil, nil, s.similar),
-		container.NewBorder(bold("Iterations (score = mean ROUGE-1 against the similar reports' impressions)"), nil, nil, nil, s.iterations),
+		container.NewBorder(container.NewVBox(bold("Iterations"), hint("Score: mean ROUGE-1 against the similar reports' impressions.")), nil, nil, nil, s.iterations),
 	)
 	left := container.NewBorder(top, answerBox, nil, nil, nil)
-	split := container.NewHSplit(container.NewVScroll(left), tables)
+	split := container.NewHSplit(container.NewScroll(left), tables)
 	split.Offset = 0.45
 	s.content = split
 	return s

@@ -185,7 +185,7 @@ func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScre
 	s.filter.SetPlaceHolder("column=value, e.g. dataset=dat.bcg")
 	s.columns = map[string]*widget.Entry{}
 	s.columnsBox = container.New(layout.NewFormLayout())
-	s.skipMissing = widget.NewCheck("Omit studies with missing values (as metafor's na.omit)", nil)
+	s.skipMissing = widget.NewCheck("Omit studies with missing values (na.omit)", nil)
 	s.reloadBtn = widget.NewButtonWithIcon("Apply and reload", theme.ViewRefreshIcon(), s.Reload)
 
 	s.measureSel = widget.NewSelect(nil, func(string) { s.optionsChanged() })
@@ -249,9 +249,11 @@ func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScre
 			s.skipMissing,
 			s.reloadBtn,
 		))
-	toolbar := container.NewBorder(nil, nil, nil, container.NewHBox(s.hk, s.exportBtn),
-		container.NewGridWithColumns(2, s.measureSel, s.modelSel))
-	left := container.NewVScroll(source)
+	toolbar := container.NewVBox(
+		container.NewGridWithColumns(2, s.measureSel, s.modelSel),
+		container.NewBorder(nil, nil, s.hk, s.exportBtn),
+	)
+	left := container.NewScroll(source) // scrolls both ways, so narrow windows still fit
 	results := container.NewVSplit(s.plot, container.NewBorder(nil, s.notes, nil, nil, s.summary))
 	results.Offset = 0.6
 	right := container.NewBorder(container.NewVBox(toolbar, s.status), nil, nil, nil, results)

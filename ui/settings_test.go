@@ -125,3 +125,21 @@ func TestMainWindowShowScreen(t *testing.T) {
 	waitCount(t, mw.Settings, 1)
 	waitCount(t, mw.Data, 0)
 }
+
+// TestScreensFitALaptop: the window takes the widest screen's minimum
+// width, so every screen must fit beside the navigation on a 1024-pixel
+// laptop display.
+func TestScreensFitALaptop(t *testing.T) {
+	a := test.NewTempApp(t)
+	ws, err := app.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	mw := NewMainWindow(context.Background(), a, ws, "test")
+	for _, it := range mw.Tabs.Items {
+		if w := it.Content.MinSize().Width; w > 900 {
+			t.Errorf("screen %s needs %.0f pixels of width; at most 900 fit a 1024-pixel display", it.Text, w)
+		}
+	}
+}
