@@ -13,7 +13,7 @@ BUILD_PKGS  := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrand
                libxinerama-dev libxi-dev libxxf86vm-dev
 
 SHOT_PKGS   := xvfb x11-apps x11-utils netpbm
-SCREENS     ?= data meta-analysis settings
+SCREENS     ?= data cohort trials meta-analysis impressions settings
 
 .PHONY: run build test screenshot integration deps-build deps-test check-go vet staticcheck unit cgo-build fmt-check bench clean
 
@@ -61,7 +61,7 @@ unit:
 ## (about 15 minutes the first time, reused afterwards), then runs the real-server tests
 integration:
 	bash scripts/ollama-server.sh build >/dev/null
-	CGO_ENABLED=0 $(GO) test -tags ci,integration -run Integration ./localllm/ ./app/impression/ ./app/cohort/ ./app/cli/
+	CGO_ENABLED=0 $(GO) test -tags ci,integration -run Integration ./localllm/ ./app/impression/ ./app/cohort/ ./app/cli/ ./app/trials/
 
 cgo-build:
 	CGO_ENABLED=1 $(GO) build -o /dev/null .

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/impression"
+	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/demo"
 	"github.com/clinsight/clinsight/export"
@@ -194,7 +195,7 @@ func (ws *Workspace) InitDemo(ctx context.Context, opts demo.Options, force bool
 }
 
 // addPipelineDemoData adds each pipeline's synthetic demo tables (radiology
-// reports, literature, ...) to the demo database.
+// reports, literature, trials and patients) to the demo database.
 func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error {
 	db, err := datasets.OpenReadWrite(ctx, ws.DemoPath())
 	if err != nil {
@@ -206,6 +207,9 @@ func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error
 	}
 	if err := evidence.DemoData(ctx, db, seed); err != nil {
 		return fmt.Errorf("demo literature: %w", err)
+	}
+	if err := trials.DemoData(ctx, db, seed); err != nil {
+		return fmt.Errorf("demo trials: %w", err)
 	}
 	return nil
 }

@@ -266,6 +266,16 @@ func TestDemoInit(t *testing.T) {
 	if !strings.Contains(out, `[[400]]`) {
 		t.Errorf("demo radiology reports: %q", out)
 	}
+	for table, want := range map[string]string{"evidence_records": "[[300]]"} {
+		out, _, _ = run(t, ws, "sql", "--db", "demo", "--json", "SELECT count(*) FROM "+table)
+		if !strings.Contains(out, want) {
+			t.Errorf("demo %s: %q, want %s", table, out, want)
+		}
+	}
+	out, _, _ = run(t, ws, "tables", "--db", "demo")
+	if !strings.Contains(out, "trials") {
+		t.Errorf("demo has no trial tables: %q", out)
+	}
 	_, stderr, code = run(t, ws, "demo", "init")
 	if code != 1 || !strings.Contains(stderr, "already exists") {
 		t.Errorf("second init: %d %q", code, stderr)

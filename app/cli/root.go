@@ -101,10 +101,12 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 		newModelsCmd(f),
 		newStatusCmd(f),
 		newVersionCmd(f),
+		newTrialsCmd(f),
 		newAskCmd(f),
 	)
 	attachCohortEval(f, root) // "eval retrieval" and "eval ehrsql", beside the other pipelines' evaluations
 	attachEvidence(f, root)   // "evidence import|search" and "eval screening"
+	attachTrialsEval(f, root) // "eval trec": trial ranking
 	return root
 }
 

@@ -1,0 +1,5 @@
+package trials
+
+import "sync/atomic"
+
+func newCounter() *atomic.Int64 { return new(atomic.Int64) }

@@ -1,0 +1,244 @@
+package trials
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// RecordError is an import error tied to a file and, when known, a line (or
+// record number) and a trial id.
+type RecordError struct {
+	// File is the file (and "!member" of an archive).
+	File string
+	// Line is the line of a JSONL file, the position of a record in a JSON
+	// array, or the line where an XML record starts; 0 when unknown.
+	Line int
+	// ID is the trial's identifier, when it could be read.
+	ID string
+	// Err is what is wrong.
+	Err error
+}
+
+// Error reads "import trials.jsonl line 17 (NCT00001234): ...".
+func (e *RecordError) Error() string {
+	var b strings.Builder
+	b.WriteString("import " + e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " line %d", e.Line)
+	}
+	if e.ID != "" {
+		fmt.Fprintf(&b, " (%s)", e.ID)
+	}
+	b.WriteString(": " + e.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// finishTrial normalises a parsed record: infers age and sex limits from
+// the text when the record has no structured eligibility fields, and
+// validates it.
+func finishTrial(t *Trial) error {
+	if t.Sex == "" {
+		d := inferDemographics(t)
+		t.Sex, t.MinAge, t.MaxAge = d.sex, d.minAge, d.maxAge
+		t.DemographicsInferred = d.found
+	}
+	return t.Validate()
+}
+
+// supportedExt reports whether a file name has an extension the reader
+// understands.
+func supportedExt(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".xml", ".json", ".jsonl", ".ndjson", ".zip":
+		return true
+	}
+	return false
+}
+
+// inputFile is one file to read, with its size for progress.
+type inputFile struct {
+	path string
+	size int64
+}
+
+// listInputs expands paths (files, directories walked recursively in name
+// order) into the files to read. A named file with an unknown extension is
+// an error; unknown files inside a directory are skipped.
+func listInputs(paths []string) ([]inputFile, error) {
+	var out []inputFile
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("import %s: %w", p, err)
+		}
+		if !info.IsDir() {
+			if !supportedExt(p) {
+				return nil, fmt.Errorf("import %s: unsupported file type (expected .xml, .json, .jsonl or .zip)", p)
+			}
+			out = append(out, inputFile{p, info.Size()})
+			continue
+		}
+		var found []inputFile
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !supportedExt(path) || strings.HasPrefix(d.Name(), ".") {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			found = append(found, inputFile{path, fi.Size()})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("import %s: %w", p, err)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("import %s: no .xml, .json, .jsonl or .zip file in the directory", p)
+		}
+		slices.SortFunc(found, func(a, b inputFile) int { return strings.Compare(a.path, b.path) })
+		out = append(out, found...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("import: no file given")
+	}
+	return out, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// readPaths reads every trial of the files, directories and zip archives
+// in paths, in order, passing each to fn. read counts the input bytes
+// consumed (for progress; the total is the sum of file sizes).
+func readPaths(ctx context.Context, paths []string, read *atomic.Int64, fn func(Trial) error) (files int, total int64, err error) {
+	inputs, err := listInputs(paths)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, in := range inputs {
+		total += in.size
+	}
+	for _, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return files, total, err
+		}
+		n, err := readFile(ctx, in.path, read, fn)
+		files += n
+		if err != nil {
+			return files, total, err
+		}
+	}
+	return files, total, nil
+}
+
+// readFile reads one file (a zip archive: each supported member), returning
+// the number of record files read.
+func readFile(ctx context.Context, path string, read *atomic.Int64, fn func(Trial) error) (int, error) {
+	if strings.EqualFold(filepath.Ext(path), ".zip") {
+		return readZip(ctx, path, read, fn)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("import %s: %w", path, err)
+	}
+	defer f.Close()
+	return 1, readStream(ctx, countingReader{f, read}, path, fn)
+}
+
+// readZip reads the supported members of a zip archive in name order. The
+// compressed bytes of each member count as read once it is done.
+func readZip(ctx context.Context, path string, read *atomic.Int64, fn func(Trial) error) (int, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return 0, fmt.Errorf("import %s: not a readable zip archive: %w", path, err)
+	}
+	defer zr.Close()
+	members := slices.Clone(zr.File)
+	slices.SortFunc(members, func(a, b *zip.File) int { return strings.Compare(a.Name, b.Name) })
+	n := 0
+	for _, m := range members {
+		if m.FileInfo().IsDir() || !supportedExt(m.Name) || strings.EqualFold(filepath.Ext(m.Name), ".zip") ||
+			strings.HasPrefix(filepath.Base(m.Name), ".") || strings.HasPrefix(m.Name, "__MACOSX/") {
+			read.Add(int64(m.CompressedSize64))
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		rc, err := m.Open()
+		if err != nil {
+			return n, fmt.Errorf("import %s!%s: %w", path, m.Name, err)
+		}
+		err = readStream(ctx, rc, path+"!"+m.Name, fn)
+		rc.Close()
+		read.Add(int64(m.CompressedSize64))
+		n++
+		if err != nil {
+			return n, err
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("import %s: no .xml, .json or .jsonl member in the archive", path)
+	}
+	return n, nil
+}
+
+// readStream reads one file's records, choosing the parser by extension and
+// first byte: "<" XML, "[" or a multi-line "{" JSON document, else JSONL.
+func readStream(ctx context.Context, r io.Reader, name string, fn func(Trial) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(4096)
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	ext := strings.ToLower(filepath.Ext(name))
+	switch {
+	case len(head) == 0:
+		return &RecordError{File: name, Err: errors.New("the file is empty")}
+	case head[0] == '<':
+		return readCTGovXML(ctx, br, name, fn)
+	case head[0] == '[':
+		return readJSONDocument(ctx, br, name, fn)
+	case head[0] == '{' && (ext == ".json" && !isOneLineJSON(head)):
+		return readJSONDocument(ctx, br, name, fn)
+	case head[0] == '{':
+		return readJSONLines(ctx, br, name, fn)
+	}
+	return &RecordError{File: name, Err: errors.New("not a ClinicalTrials.gov XML or JSON file, nor JSON lines")}
+}
+
+// isOneLineJSON reports whether the first line of head holds a complete
+// JSON value (a JSONL file named .json).
+func isOneLineJSON(head []byte) bool {
+	line, _, found := bytes.Cut(head, []byte("\n"))
+	if !found {
+		return false
+	}
+	line = bytes.TrimSpace(line)
+	return len(line) > 1 && line[len(line)-1] == '}' && bytes.Count(head, []byte("\n{")) > 0
+}

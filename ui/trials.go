@@ -1,0 +1,449 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/app/trials"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/export"
+)
+
+// trialColumns are the columns of the ranked trials table.
+var trialColumns = []string{"Rank", "Trial", "Title", "BM25", "STS1", "STS2", "Combo", "Eligibility"}
+
+// TrialsScreen matches a patient description to the trials of a data
+// source: the patient box (with the demo patients), the ranked trials with
+// each component's score and rank, a trial's detail with its criteria
+// coloured by the model's verdict and evidence, and Export to Excel.
+type TrialsScreen struct {
+	ctx     context.Context
+	ws      *app.Workspace
+	window  fyne.Window
+	version string
+
+	sourceSel  *widget.Select
+	patientSel *widget.Select
+	patient    *widget.Entry
+	useModel   *widget.Check
+	filters    *widget.Check
+	recruiting *widget.Check
+	matchBtn   *widget.Button
+	exportBtn  *widget.Button
+	query      *widget.Label
+	notices    *widget.Label
+	status     *widget.Label
+	table      *widget.Table
+	detail     *widget.RichText
+	content    fyne.CanvasObject
+
+	// Owned by the UI goroutine.
+	sources  []string
+	patients []trials.SyntheticPatient
+	result   *trials.Result
+	selected int
+	running  *task // the matching in progress, nil when idle
+
+	opCounter
+}
+
+// NewTrialsScreen builds the Trials screen; call Refresh to list the
+// sources holding trials.
+func NewTrialsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) *TrialsScreen {
+	s := &TrialsScreen{ctx: ctx, ws: ws, window: w, version: version, selected: -1}
+	s.sourceSel = widget.NewSelect(nil, func(string) { s.loadPatients() })
+	s.sourceSel.PlaceHolder = "(trials source)"
+	s.patientSel = widget.NewSelect(nil, s.choosePatient)
+	s.patientSel.PlaceHolder = "(demo patient)"
+	s.patient = widget.NewMultiLineEntry()
+	s.patient.Wrapping = fyne.TextWrapWord
+	s.patient.SetMinRowsVisible(6)
+	s.patient.SetPlaceHolder("Describe the patient: age, sex, diagnoses, findings, treatments, e.g.\nA 58-year-old woman with hypertension and obesity presents with exertional chest pain. She denies smoking.")
+	s.useModel = widget.NewCheck("Use the chat model (concepts, eligibility)", nil)
+	s.useModel.SetChecked(true)
+	s.filters = widget.NewCheck("Filter by the patient's age and sex", nil)
+	s.filters.SetChecked(true)
+	s.recruiting = widget.NewCheck("Recruiting trials only", nil)
+	s.matchBtn = widget.NewButtonWithIcon("Match", theme.SearchIcon(), s.Match)
+	s.matchBtn.Importance = widget.HighImportance
+	s.exportBtn = widget.NewButtonWithIcon("Export to Excel…", theme.DocumentSaveIcon(), func() {
+		chooseSaveFile(s.window, "clinsight-trials.xlsx", s.ExportWorkbook)
+	})
+	s.exportBtn.Disable()
+	s.query = widget.NewLabel("")
+	s.query.Wrapping = fyne.TextWrapWord
+	s.notices = widget.NewLabel("")
+	s.notices.Wrapping = fyne.TextWrapWord
+	s.notices.Importance = widget.WarningImportance
+	s.status = widget.NewLabel("")
+	s.status.Wrapping = fyne.TextWrapWord
+	s.table = s.newTable()
+	s.detail = widget.NewRichText()
+	s.detail.Wrapping = fyne.TextWrapWord
+
+	form := container.NewVBox(
+		container.NewBorder(nil, nil, bold("Trials"), nil, s.sourceSel),
+		container.NewBorder(nil, nil, bold("Patient"), nil, s.patientSel),
+		s.patient,
+		s.useModel, s.filters, s.recruiting,
+		container.NewHBox(s.matchBtn, s.exportBtn),
+		s.query, s.notices, s.status,
+	)
+	right := container.NewVSplit(
+		container.NewBorder(bold("Ranked trials (score#rank per component)"), nil, nil, nil, s.table),
+		container.NewBorder(bold("Trial"), nil, nil, nil, container.NewVScroll(s.detail)),
+	)
+	split := container.NewHSplit(container.NewVScroll(form), right)
+	split.Offset = 0.35
+	s.content = split
+	return s
+}
+
+// Content returns the screen's root object.
+func (s *TrialsScreen) Content() fyne.CanvasObject { return s.content }
+
+// Refresh lists the sources that hold trials (off the UI goroutine) and
+// selects the demo, or the first one.
+func (s *TrialsScreen) Refresh() {
+	go func() {
+		sources := s.ws.TrialSources(s.ctx)
+		fyne.Do(func() {
+			s.sources = sources
+			s.sourceSel.Options = sources
+			s.sourceSel.Refresh()
+			switch {
+			case len(sources) == 0:
+				s.status.SetText("No data source holds trials: import them with 'clinsight trials import PATH --db DB --name NAME', or create the demo.")
+				s.done()
+			case s.sourceSel.Selected == "":
+				sel := sources[0]
+				for _, n := range sources {
+					if n == app.DemoSourceName {
+						sel = n
+					}
+				}
+				s.sourceSel.SetSelected(sel) // loads the patients
+			default:
+				s.done()
+			}
+		})
+	}()
+}
+
+// loadPatients lists the demo patients of the selected source.
+func (s *TrialsScreen) loadPatients() {
+	src := s.sourceSel.Selected
+	go func() {
+		ps, err := s.ws.TrialPatients(s.ctx, src)
+		fyne.Do(func() {
+			defer s.done()
+			if err != nil {
+				s.status.SetText("Could not read the demo patients: " + err.Error())
+				return
+			}
+			s.patients = ps
+			opts := make([]string, len(ps))
+			for i, p := range ps {
+				opts[i] = fmt.Sprintf("%s: %d y %s, %s", p.ID, p.Age, p.Sex, p.Condition)
+			}
+			s.patientSel.Options = opts
+			s.patientSel.ClearSelected()
+			if len(ps) == 0 {
+				s.patientSel.PlaceHolder = "(no demo patients in this source)"
+			} else {
+				s.patientSel.PlaceHolder = "(demo patient)"
+			}
+			s.patientSel.Refresh()
+		})
+	}()
+}
+
+func (s *TrialsScreen) choosePatient(label string) {
+	for i, o := range s.patientSel.Options {
+		if o == label && i < len(s.patients) {
+			s.patient.SetText(s.patients[i].Description)
+		}
+	}
+}
+
+// Match ranks the trials of the selected source for the patient, with a
+// progress bar and Cancel.
+func (s *TrialsScreen) Match() {
+	src := s.sourceSel.Selected
+	text := strings.TrimSpace(s.patient.Text)
+	if src == "" || text == "" {
+		dialog.ShowInformation("Trials", "Choose a trials source and describe the patient.", s.window)
+		return
+	}
+	useModel, flt, rec := s.useModel.Checked, s.filters.Checked, s.recruiting.Checked
+	var res *trials.Result
+	s.matchBtn.Disable()
+	s.running = runTask(s.ctx, s.window, "Matching trials", func(ctx context.Context, progress datasets.ProgressFunc) error {
+		progress(datasets.Progress{Stage: "Opening the trials"})
+		m, err := s.ws.Trials(ctx, src, app.TrialsOptions{NoModel: !useModel})
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		res, err = m.Match(ctx, trials.Request{
+			Patient: text, Top: 50, UseModel: useModel, FilterAge: flt, FilterSex: flt, RecruitingOnly: rec,
+			Progress: func(stage string, done, total int) {
+				progress(datasets.Progress{Stage: stage, Done: int64(done), Total: int64(total), Unit: "trials"})
+			},
+		})
+		if res != nil {
+			res.Notices = append(m.Notices, res.Notices...)
+		}
+		return err
+	}, func(err error) {
+		defer s.done()
+		s.running = nil
+		s.matchBtn.Enable()
+		if err != nil {
+			showError(s.window, err)
+			if s.result == nil {
+				s.status.SetText("Cancelled or failed: " + err.Error())
+			}
+			return
+		}
+		s.show(res)
+	})
+}
+
+// show displays a result.
+func (s *TrialsScreen) show(res *trials.Result) {
+	s.result = res
+	s.selected = -1
+	q := res.Query
+	age := "age not stated"
+	if q.HasAge {
+		age = fmt.Sprintf("%g years", q.Age)
+	}
+	sex := string(q.Sex)
+	if sex == "" {
+		sex = "sex not stated"
+	}
+	var cs []string
+	for _, c := range q.Concepts {
+		switch {
+		case c.Negated:
+			cs = append(cs, "no "+c.Text)
+		case c.Weight > 0 && len(cs) < 20:
+			cs = append(cs, fmt.Sprintf("%s %.2g", c.Text, c.Weight))
+		}
+	}
+	s.query.SetText(fmt.Sprintf("Patient: %s, %s. Concepts (%s): %s", age, sex, q.Source, strings.Join(cs, "; ")))
+	s.notices.SetText(strings.Join(res.Notices, "\n"))
+	s.status.SetText(fmt.Sprintf("%d trials ranked, %d removed by filters, %s. STS: %s", res.Candidates, res.Filtered, res.Elapsed.Round(time.Millisecond), res.Embedder))
+	s.table.Refresh()
+	s.table.ScrollToTop()
+	if len(res.Trials) > 0 {
+		s.exportBtn.Enable()
+		s.table.Select(widget.TableCellID{Row: 0, Col: 1})
+	} else {
+		s.exportBtn.Disable()
+		s.detail.ParseMarkdown("No trial matches: try other words, or clear the filters.")
+	}
+}
+
+func (s *TrialsScreen) newTable() *widget.Table {
+	t := widget.NewTable(
+		func() (int, int) {
+			if s.result == nil {
+				return 0, len(trialColumns)
+			}
+			return len(s.result.Trials), len(trialColumns)
+		},
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(s.cell(id.Row, id.Col)) },
+	)
+	t.ShowHeaderRow = true
+	t.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	t.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Col >= 0 && id.Col < len(trialColumns) {
+			o.(*widget.Label).SetText(trialColumns[id.Col])
+		}
+	}
+	for i, w := range []float32{50, 110, 320, 90, 90, 90, 70, 90} {
+		t.SetColumnWidth(i, w)
+	}
+	t.OnSelected = func(id widget.TableCellID) { s.ShowTrial(id.Row) }
+	return t
+}
+
+// cell is the text of a ranked trials cell.
+func (s *TrialsScreen) cell(row, col int) string {
+	if s.result == nil || row >= len(s.result.Trials) {
+		return ""
+	}
+	r := s.result.Trials[row]
+	comp := func(c trials.Component) string { return fmt.Sprintf("%.2f#%d", c.Score, c.Rank) }
+	switch col {
+	case 0:
+		return fmt.Sprint(r.Rank)
+	case 1:
+		return r.Trial.ID
+	case 2:
+		return r.Trial.Title
+	case 3:
+		return comp(r.BM25)
+	case 4:
+		return comp(r.STS1)
+	case 5:
+		return comp(r.STS2)
+	case 6:
+		return fmt.Sprintf("%.1f", r.Combo.Score)
+	case 7:
+		switch {
+		case r.Eligibility == nil:
+			return "—"
+		case r.Eligibility.Error != "":
+			return "not assessed"
+		}
+		return fmt.Sprintf("%.2f", r.Eligibility.Score)
+	}
+	return ""
+}
+
+// verdictColor colours a criterion by the model's verdict: met / not
+// excluded green, failed / excluded red, not enough information orange,
+// not assessed in the default colour.
+func verdictColor(v trials.Verdict) fyne.ThemeColorName {
+	switch v {
+	case trials.Included, trials.NotExcluded:
+		return theme.ColorNameSuccess
+	case trials.NotIncluded, trials.Excluded:
+		return theme.ColorNameError
+	case trials.NotEnoughInfo:
+		return theme.ColorNameWarning
+	}
+	return theme.ColorNameForeground
+}
+
+// ShowTrial shows the detail of the ranked trial at row: its fields and its
+// criteria, coloured by verdict, with the evidence.
+func (s *TrialsScreen) ShowTrial(row int) {
+	if s.result == nil || row < 0 || row >= len(s.result.Trials) {
+		return
+	}
+	s.selected = row
+	r := s.result.Trials[row]
+	t := r.Trial
+	seg := func(text string, style widget.RichTextStyle) *widget.TextSegment {
+		return &widget.TextSegment{Text: text, Style: style}
+	}
+	plain := widget.RichTextStyleInline
+	heading := widget.RichTextStyleSubHeading
+	var segs []widget.RichTextSegment
+	segs = append(segs,
+		seg(t.ID+" — "+t.Title, heading),
+		seg(fmt.Sprintf("Conditions: %s", orNone(t.Conditions)), widget.RichTextStyleParagraph),
+		seg(fmt.Sprintf("Interventions: %s", orNone(t.Interventions)), widget.RichTextStyleParagraph),
+		seg(fmt.Sprintf("Sex: %s · Ages: %s · Status: %s · Phase: %s", t.Sex, t.AgeLimits(), orDash(t.Status), orDash(t.Phase)), widget.RichTextStyleParagraph),
+	)
+	if r.Eligibility != nil && r.Eligibility.Error != "" {
+		segs = append(segs, seg("Eligibility not assessed: "+r.Eligibility.Error, widget.RichTextStyleParagraph))
+	}
+	verdicts := map[string]trials.CriterionVerdict{}
+	if r.Eligibility != nil {
+		for _, v := range r.Eligibility.Verdicts {
+			verdicts[fmt.Sprintf("%s%d", v.Kind, v.Index)] = v
+		}
+	}
+	for _, kind := range []trials.CriterionKind{trials.Inclusion, trials.Exclusion} {
+		title := "Inclusion criteria"
+		if kind == trials.Exclusion {
+			title = "Exclusion criteria"
+		}
+		segs = append(segs, seg(title, heading))
+		n := 0
+		for _, c := range t.Criteria() {
+			if c.Kind != kind {
+				continue
+			}
+			n++
+			v, ok := verdicts[fmt.Sprintf("%s%d", c.Kind, c.Index)]
+			style := widget.RichTextStyleParagraph
+			verdict := ""
+			if ok {
+				style.ColorName = verdictColor(v.Verdict)
+				verdict = " [" + string(v.Verdict) + "]"
+			}
+			segs = append(segs, seg(fmt.Sprintf("%d. %s%s", c.Index, c.Text, verdict), style))
+			if ok && (v.Evidence != "" || v.Explanation != "") {
+				ev := plain
+				ev.TextStyle = fyne.TextStyle{Italic: true}
+				ev.Inline = false
+				segs = append(segs, seg("    "+strings.TrimSpace(v.Explanation+" — “"+v.Evidence+"”"), ev))
+			}
+		}
+		if n == 0 {
+			segs = append(segs, seg("(none)", widget.RichTextStyleParagraph))
+		}
+	}
+	s.detail.Segments = segs
+	s.detail.Refresh()
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "—"
+	}
+	return strings.Join(xs, "; ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// ExportWorkbook writes the last result (ranked trials, criteria with
+// verdicts, concepts, provenance) to an Excel workbook at path.
+func (s *TrialsScreen) ExportWorkbook(path string) {
+	res := s.result
+	if res == nil {
+		return
+	}
+	prov := export.Provenance{AppVersion: s.version, DataSource: s.sourceSel.Selected, Created: time.Now()}
+	if res.Model != "" {
+		prov.Models = append(prov.Models, res.Model)
+	}
+	prov.Models = append(prov.Models, res.Embedder)
+	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, progress datasets.ProgressFunc) error {
+		progress(datasets.Progress{Stage: "Writing " + path})
+		_, err := trials.ExportWorkbook(ctx, path, res, prov)
+		return err
+	}, func(err error) {
+		defer s.done()
+		if err != nil {
+			showError(s.window, err)
+			return
+		}
+		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %d trials and their criteria to %s", len(res.Trials), path), s.window)
+	})
+}
+
+// trialsTab builds the Trials screen for the main window and lists its
+// sources.
+func (mw *MainWindow) trialsTab(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) fyne.CanvasObject {
+	mw.Trials = NewTrialsScreen(ctx, ws, w, version)
+	mw.Trials.Refresh()
+	return mw.Trials.Content()
+}

@@ -1,0 +1,188 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+	"github.com/ollama/ollama/api"
+	"github.com/xuri/excelize/v2"
+
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/app/trials"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/localllm/ollamatest"
+)
+
+// newTrialsWorkspace opens a workspace with a source "ct" holding the demo
+// trials and patients, and a scripted Ollama server with chat model "m".
+func newTrialsWorkspace(t *testing.T) (*app.Workspace, *ollamatest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	ws, err := app.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	path := filepath.Join(t.TempDir(), "ct.sqlite")
+	db, err := datasets.OpenReadWrite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trials.DemoData(ctx, db, 5); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := ws.RegisterSQLite(ctx, path, "ct"); err != nil {
+		t.Fatal(err)
+	}
+	srv := ollamatest.New(t, ollamatest.Model{Name: "m"})
+	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL; c.Models.Chat = "m" }); err != nil {
+		t.Fatal(err)
+	}
+	return ws, srv
+}
+
+// scriptedTrialModel answers concept prompts with the patient's first
+// words and eligibility prompts with "included"/"not excluded" for every
+// criterion.
+func scriptedTrialModel(req api.ChatRequest) ollamatest.ChatReply {
+	user := req.Messages[len(req.Messages)-1].Content
+	if strings.Contains(req.Messages[0].Content, "eligible for a clinical trial") {
+		var out []map[string]any
+		for _, line := range strings.Split(user, "\n") {
+			if len(line) > 3 && (line[0] == 'I' || line[0] == 'E') && strings.Contains(line, " (") {
+				id := line[:strings.Index(line, " ")]
+				v := "included"
+				if id[0] == 'E' {
+					v = "not excluded"
+				}
+				out = append(out, map[string]any{"id": id, "verdict": v, "evidence_sentence": 1, "explanation": "scripted"})
+			}
+		}
+		raw, _ := json.Marshal(map[string]any{"criteria": out})
+		return ollamatest.ChatReply{Content: string(raw)}
+	}
+	return ollamatest.ChatReply{Content: `{"age": null, "sex": "unknown", "concepts": [{"text": "diabetes", "kind": "diagnosis", "weight": 1, "negated": false}]}`}
+}
+
+func TestTrialsScreen(t *testing.T) {
+	a := test.NewTempApp(t)
+	ws, srv := newTrialsWorkspace(t)
+	srv.HandleChat(scriptedTrialModel)
+	mw := NewMainWindow(context.Background(), a, ws, "test")
+	s := mw.Trials
+	if err := mw.Show("trials"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, 1) // sources listed, demo patients loaded
+	if s.sourceSel.Selected != "ct" || len(s.patients) != trials.DemoPatients {
+		t.Fatalf("source %q, %d demo patients", s.sourceSel.Selected, len(s.patients))
+	}
+	s.patientSel.SetSelected(s.patientSel.Options[0])
+	if s.patient.Text != s.patients[0].Description {
+		t.Fatalf("the demo patient did not fill the box: %q", s.patient.Text)
+	}
+
+	// Without the model.
+	s.useModel.SetChecked(false)
+	test.Tap(s.matchBtn)
+	waitFor(t, s, 2)
+	if s.result == nil || len(s.result.Trials) == 0 || s.result.Query.Source != "deterministic extractor" {
+		t.Fatalf("model-free result: %+v", s.result)
+	}
+	if rows, cols := s.table.Length(); rows != len(s.result.Trials) || cols != len(trialColumns) {
+		t.Errorf("table %dx%d", rows, cols)
+	}
+	if c := s.cell(0, 3); !regexp.MustCompile(`^\d+\.\d\d#\d+$`).MatchString(c) {
+		t.Errorf("BM25 cell %q, want score#rank", c)
+	}
+	if !strings.Contains(richText(s.detail), "Inclusion criteria") || !strings.Contains(richText(s.detail), s.result.Trials[0].Trial.ID) {
+		t.Errorf("detail of the first trial: %q", richText(s.detail))
+	}
+	if !strings.Contains(s.notices.Text, "lexical fallback") {
+		t.Errorf("notices: %q", s.notices.Text)
+	}
+
+	// With the (scripted) model: eligibility verdicts colour the criteria.
+	s.useModel.SetChecked(true)
+	test.Tap(s.matchBtn)
+	waitFor(t, s, 3)
+	if s.result.Query.Source != "model m" || s.result.Trials[0].Eligibility == nil {
+		t.Fatalf("model result: source %q, notices %q", s.result.Query.Source, s.result.Notices)
+	}
+	if s.cell(0, 7) != "1.00" {
+		t.Errorf("eligibility cell %q, want 1.00", s.cell(0, 7))
+	}
+	s.ShowTrial(0)
+	green := 0
+	for _, seg := range s.detail.Segments {
+		if ts, ok := seg.(*widget.TextSegment); ok && ts.Style.ColorName == theme.ColorNameSuccess {
+			green++
+		}
+	}
+	if green == 0 || !strings.Contains(richText(s.detail), "[included]") || !strings.Contains(richText(s.detail), "scripted") {
+		t.Errorf("criteria not coloured by verdict (%d green): %q", green, richText(s.detail))
+	}
+
+	// Export.
+	out := filepath.Join(t.TempDir(), "trials.xlsx")
+	s.ExportWorkbook(out)
+	waitFor(t, s, 4)
+	f, err := excelize.OpenFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := strings.Join(f.GetSheetList(), ","); got != "Ranked trials,Criteria,Concepts,Provenance" {
+		t.Errorf("sheets %s", got)
+	}
+	crit, _ := f.GetRows("Criteria")
+	if len(crit) < 2 || crit[1][5] != "included" {
+		t.Errorf("criteria sheet: %v", crit[:min(2, len(crit))])
+	}
+
+	// Cancel: a slow model, cancelled while matching.
+	srv.HandleChat(func(req api.ChatRequest) ollamatest.ChatReply {
+		r := scriptedTrialModel(req)
+		r.Delay = 2 * time.Second
+		return r
+	})
+	before := s.result
+	test.Tap(s.matchBtn)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var running *task
+		fyne.DoAndWait(func() { running = s.running })
+		if running != nil {
+			running.cancel()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("matching did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitFor(t, s, 5)
+	if s.result != before {
+		t.Error("a cancelled matching replaced the result")
+	}
+}
+
+// richText returns the text of a RichText's segments.
+func richText(r *widget.RichText) string {
+	var b strings.Builder
+	for _, seg := range r.Segments {
+		b.WriteString(seg.Textual())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
