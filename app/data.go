@@ -159,12 +159,33 @@ func (ws *Workspace) RegisterImported(name, path, kind, description string) (Sou
 // DemoPath returns where the demo database lives in this workspace.
 func (ws *Workspace) DemoPath() string { return filepath.Join(ws.DataDir(), demoFile) }
 
-// HasDemo reports whether the demo database exists and is registered.
+// HasDemo reports whether the demo database exists, is registered and was
+// made by this build's demo layout.
+//
+// A demo made by an older build, without the tables of pipelines added since
+// (its recorded layout differs from demoLayout), does not count: InitDemo
+// recreates it.
 func (ws *Workspace) HasDemo() bool {
-	_, registered := ws.Source(DemoSourceName)
-	_, err := os.Stat(ws.DemoPath())
-	return registered && err == nil
+	if _, registered := ws.Source(DemoSourceName); !registered {
+		return false
+	}
+	ctx := context.Background()
+	db, err := datasets.OpenReadOnly(ctx, ws.DemoPath())
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var layout string
+	err = db.QueryRowContext(ctx, "SELECT value FROM clinsight_metadata WHERE key = ?", demoLayoutKey).Scan(&layout)
+	return err == nil && layout == demoLayout
 }
+
+// demoLayout versions what InitDemo puts into the demo database; raise it
+// when a pipeline adds demo tables, so existing demos are recreated.
+const (
+	demoLayout    = "2"
+	demoLayoutKey = "clinsight_demo_layout"
+)
 
 // InitDemo generates the synthetic demo database (never real patient data)
 // and registers it as the "demo" source. An existing demo is kept unless
@@ -210,6 +231,9 @@ func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error
 	}
 	if err := trials.DemoData(ctx, db, seed); err != nil {
 		return fmt.Errorf("demo trials: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT OR REPLACE INTO clinsight_metadata (key, value) VALUES (?, ?)", demoLayoutKey, demoLayout); err != nil {
+		return fmt.Errorf("record the demo layout: %w", err)
 	}
 	return nil
 }

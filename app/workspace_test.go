@@ -1,11 +1,16 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/datasets/demo"
 )
 
 func openTemp(t *testing.T) *Workspace {
@@ -172,5 +177,39 @@ func TestSourcesAndUpdateConfig(t *testing.T) {
 	}
 	if got := len(ws.Config().Sources); got != 1 {
 		t.Errorf("%d sources left, want 1", got)
+	}
+}
+
+func TestInitDemoRecreatesAnOutdatedDemo(t *testing.T) {
+	ctx := context.Background()
+	ws := openTemp(t)
+	opts := demo.DefaultOptions()
+	opts.Patients = 50
+	if _, err := ws.InitDemo(ctx, opts, false); err != nil {
+		t.Fatal(err)
+	}
+	if !ws.HasDemo() {
+		t.Fatal("demo not found after InitDemo")
+	}
+	if _, err := ws.InitDemo(ctx, opts, false); !errors.Is(err, ErrDemoExists) {
+		t.Fatalf("second InitDemo: %v, want ErrDemoExists", err)
+	}
+	// A demo from an older build records another layout: it is recreated.
+	db, err := datasets.OpenReadWrite(ctx, ws.DemoPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE clinsight_metadata SET value = '1' WHERE key = ?", demoLayoutKey); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if ws.HasDemo() {
+		t.Fatal("an outdated demo counts as present")
+	}
+	if _, err := ws.InitDemo(ctx, opts, false); err != nil {
+		t.Fatalf("recreate the outdated demo: %v", err)
+	}
+	if !ws.HasDemo() {
+		t.Error("recreated demo not found")
 	}
 }
