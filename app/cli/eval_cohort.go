@@ -21,17 +21,7 @@ import (
 // "eval ehrsql") to root's "eval" command, creating that command when no
 // other pipeline has.
 func attachCohortEval(f *Factory, root *cobra.Command) {
-	var evalCmd *cobra.Command
-	for _, c := range root.Commands() {
-		if c.Name() == "eval" {
-			evalCmd = c
-			break
-		}
-	}
-	if evalCmd == nil {
-		evalCmd = &cobra.Command{Use: "eval", Short: "Score the pipelines on public benchmark data"}
-		root.AddCommand(evalCmd)
-	}
+	evalCmd := evalCommand(root)
 	evalCmd.AddCommand(newEvalRetrievalCmd(f), newEvalEHRSQLCmd(f))
 }
 

@@ -15,17 +15,7 @@ import (
 // command when no other pipeline has.
 func attachEvidence(f *Factory, root *cobra.Command) {
 	root.AddCommand(newEvidenceCmd(f))
-	var evalCmd *cobra.Command
-	for _, c := range root.Commands() {
-		if c.Name() == "eval" {
-			evalCmd = c
-			break
-		}
-	}
-	if evalCmd == nil {
-		evalCmd = &cobra.Command{Use: "eval", Short: "Score the pipelines on public benchmark data"}
-		root.AddCommand(evalCmd)
-	}
+	evalCmd := evalCommand(root)
 	evalCmd.AddCommand(newEvalScreeningCmd(f))
 }
 

@@ -18,17 +18,7 @@ import (
 // attachTrialsEval adds "eval trec" (trial ranking) to root's "eval"
 // command, creating that command when no other pipeline has.
 func attachTrialsEval(f *Factory, root *cobra.Command) {
-	var evalCmd *cobra.Command
-	for _, c := range root.Commands() {
-		if c.Name() == "eval" {
-			evalCmd = c
-			break
-		}
-	}
-	if evalCmd == nil {
-		evalCmd = &cobra.Command{Use: "eval", Short: "Score the pipelines on public benchmark data"}
-		root.AddCommand(evalCmd)
-	}
+	evalCmd := evalCommand(root)
 	evalCmd.AddCommand(newEvalTRECCmd(f))
 }
 

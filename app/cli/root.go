@@ -110,6 +110,19 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 	return root
 }
 
+// evalCommand returns root's "eval" command, which groups the pipelines'
+// evaluations on public benchmark data, creating it on first use.
+func evalCommand(root *cobra.Command) *cobra.Command {
+	for _, c := range root.Commands() {
+		if c.Name() == "eval" {
+			return c
+		}
+	}
+	cmd := &cobra.Command{Use: "eval", Short: "Score the pipelines on public benchmark data"}
+	root.AddCommand(cmd)
+	return cmd
+}
+
 // Run executes the command line args and returns the process exit code;
 // errors are printed as one line on Err.
 func Run(ctx context.Context, f *Factory, args []string) int {
