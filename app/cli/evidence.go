@@ -13,6 +13,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/localllm"
 )
 
 func newEvidenceCmd(f *Factory) *cobra.Command {
@@ -20,7 +21,7 @@ func newEvidenceCmd(f *Factory) *cobra.Command {
 		Use:   "evidence",
 		Short: "Evidence synthesis over a local literature corpus (import, boolean search, PICO ranking)",
 	}
-	cmd.AddCommand(newEvidenceImportCmd(f), newEvidenceSearchCmd(f))
+	cmd.AddCommand(newEvidenceImportCmd(f), newEvidenceSearchCmd(f), newEvidenceScreenCmd(f))
 	return cmd
 }
 
@@ -121,15 +122,16 @@ Matches are ordered by FTS5's bm25 (title, abstract and MeSH weighted 3:1:2)
 or, with --pico, the 5,000 best of them re-ranked without a model by the
 BM25 relevance of their title and abstract to the PICO (population and intervention weighted 1,
 comparison and outcome 0.3). The PICO file is JSON with the keys P, I, C, O
-(or population, intervention, comparison, outcome). Generating the query
-from the PICO needs a model and is not available yet: write the query
+(or population, intervention, comparison, outcome). Search terms can be
+generated from the PICO by the chat model in the library
+(evidence.GenerateTerms), but not yet from this command: write the query
 (--no-llm is implied).`,
 		Example: `  clinsight evidence search --db literature.sqlite --query '(microwave OR radiofrequency) AND ablation[tiab] AND (hepatocellular OR "liver neoplasms"[mh])'
   clinsight evidence search --db literature.sqlite --pico pico.json --query 'ablation AND liver' --limit 50 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(query) == "" {
-				return errors.New("give a boolean query with --query: generating one from the PICO needs a model, which is not available yet")
+				return errors.New("give a boolean query with --query: this command does not generate one from the PICO yet")
 			}
 			var pico *evidence.PICO
 			if picoPath != "" {
@@ -251,4 +253,225 @@ func clipTitle(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// screenStudyJSON is one study in "evidence screen --json".
+type screenStudyJSON struct {
+	Rank     int                `json:"rank"`
+	ID       string             `json:"id"`
+	PMID     string             `json:"pmid,omitempty"`
+	Title    string             `json:"title"`
+	Score    *float64           `json:"score,omitempty"`
+	Verdicts []evidence.Verdict `json:"verdicts,omitempty"`
+	Error    string             `json:"error,omitempty"`
+}
+
+// screenJSON is the --json shape of "evidence screen".
+type screenJSON struct {
+	Query    string               `json:"query"`
+	Total    int64                `json:"total"`
+	Model    string               `json:"model"`
+	Criteria []evidence.Criterion `json:"criteria"`
+	Studies  []screenStudyJSON    `json:"studies"`
+}
+
+func newEvidenceScreenCmd(f *Factory) *cobra.Command {
+	var (
+		db, picoPath, query, criteriaPath string
+		limit, concurrency                int
+		asJSON                            bool
+	)
+	cmd := &cobra.Command{
+		Use:   "screen --db DB --pico FILE.json --query \"...\" [--criteria FILE.json] [--limit N] [--concurrency 4] [--json]",
+		Short: "Screen the studies a boolean search finds against eligibility criteria with the chat model",
+		Long: `Runs the boolean query over the corpus (the best --limit matches by bm25), then
+asks the workspace's chat model (Settings, models.chat) for one verdict per
+eligibility criterion and study: YES, NO or UNCERTAIN (the text does not say).
+A reply with the wrong number of verdicts is asked again once, then reported
+as that study's error; the other studies are kept. At most --concurrency
+calls run at once.
+
+Studies are ranked by their score: the weighted mean of YES = 1,
+UNCERTAIN = 0, NO = -1 over the enabled criteria, in [-1, 1].
+
+The criteria file is a JSON list of texts or of objects {"text", "kind"
+(title|content), "weight" (default 1), "disabled"}. Without --criteria the
+model writes the criteria from the PICO (shown, to be edited and given back
+with --criteria).`,
+		Example: `  clinsight evidence screen --db literature.sqlite --pico pico.json --query '(microwave OR radiofrequency) AND ablation' --limit 50
+  clinsight evidence screen --db literature.sqlite --pico pico.json --query 'ablation AND liver' --criteria criteria.json --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if strings.TrimSpace(query) == "" {
+				return errors.New("give the boolean query of the studies to screen with --query")
+			}
+			if concurrency < 1 {
+				return fmt.Errorf("--concurrency must be at least 1, not %d", concurrency)
+			}
+			pico, err := readPICOFile(picoPath)
+			if err != nil {
+				return err
+			}
+			var criteria []evidence.Criterion
+			if criteriaPath != "" {
+				b, err := os.ReadFile(criteriaPath)
+				if err != nil {
+					return fmt.Errorf("reading the criteria: %w", err)
+				}
+				if criteria, err = evidence.ParseCriteria(b); err != nil {
+					return fmt.Errorf("%s: %w", criteriaPath, err)
+				}
+			}
+			if _, err := evidence.ParseQuery(query); err != nil {
+				var qe *evidence.QueryError
+				if errors.As(err, &qe) && !asJSON {
+					fmt.Fprintln(f.Err, qe.Pointer())
+				}
+				return err
+			}
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			model := ws.Config().Models.Chat
+			if model == "" {
+				return errors.New("no chat model is configured: choose one in Settings (models.chat)")
+			}
+			client, err := ws.ModelClient()
+			if err != nil {
+				return err
+			}
+			path, err := ws.ResolveDB(db)
+			if err != nil {
+				return err
+			}
+			h, err := datasets.OpenReadOnly(ctx, path)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			res, err := evidence.NewCorpus(h).Search(ctx, query, limit)
+			if err != nil {
+				return err
+			}
+			if criteria == nil {
+				set, err := evidence.GenerateCriteria(ctx, client, model, pico, localllm.Options{})
+				if err != nil {
+					return err
+				}
+				criteria = set.Criteria()
+			}
+			records := make([]evidence.Record, len(res.Hits))
+			for i := range res.Hits {
+				records[i] = res.Hits[i].Record
+			}
+			s := &evidence.Screener{Chat: client, Model: model, PICO: pico, Criteria: criteria}
+			var pp *progressPrinter
+			opts := evidence.ScreenOptions{Concurrency: concurrency}
+			if !asJSON {
+				pp = newProgressPrinter(f.Err)
+				opts.Progress = func(done, total int) {
+					pp.Report(datasets.Progress{Stage: "screening", Done: int64(done), Total: int64(total), Unit: "studies"})
+				}
+			}
+			results, err := s.ScreenAll(ctx, records, opts)
+			if pp != nil {
+				pp.Done()
+			}
+			if err != nil {
+				return fmt.Errorf("screening cancelled: %w", err)
+			}
+			evidence.RankScreened(results)
+			out := screenJSON{Query: res.Query, Total: res.Total, Model: model, Criteria: criteria, Studies: []screenStudyJSON{}}
+			failed := 0
+			for rank, r := range results {
+				sj := screenStudyJSON{Rank: rank + 1, ID: r.Record.ID, PMID: r.Record.PMID, Title: r.Record.Title, Verdicts: r.Verdicts}
+				if r.Err != nil {
+					sj.Error = r.Err.Error()
+					failed++
+				} else {
+					score := r.Score
+					sj.Score = &score
+				}
+				out.Studies = append(out.Studies, sj)
+			}
+			if err := printScreening(f, out, asJSON); err != nil {
+				return err
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d studies could not be screened (see their errors above)", failed, len(results))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus")
+	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...})")
+	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query selecting the studies to screen")
+	cmd.Flags().StringVar(&criteriaPath, "criteria", "", "eligibility criteria JSON file (default: written by the model from the PICO)")
+	cmd.Flags().IntVar(&limit, "limit", 20, "screen at most this many of the best matches (0 = all)")
+	cmd.Flags().IntVar(&concurrency, "concurrency", 4, "model calls in flight at most")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the criteria and the studies with their score and verdicts as JSON")
+	_ = cmd.MarkFlagRequired("db")
+	_ = cmd.MarkFlagRequired("pico")
+	return cmd
+}
+
+// printScreening prints the screening as JSON or as the criteria and a
+// table of the studies, best first.
+func printScreening(f *Factory, out screenJSON, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(f.Out)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(f.Out, "%s\n%d records match; %d screened by %s\n\nCriteria (weight):\n", out.Query, out.Total, len(out.Studies), out.Model)
+	for i, c := range out.Criteria {
+		off := ""
+		if c.Disabled {
+			off = ", off"
+		}
+		kind := ""
+		if c.Kind != "" {
+			kind = c.Kind + ", "
+		}
+		fmt.Fprintf(f.Out, "  C%d. %s (%s%g%s)\n", i+1, c.Text, kind, c.Weight, off)
+	}
+	fmt.Fprintln(f.Out)
+	tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tPMID\tScore\tVerdicts\tTitle")
+	for _, s := range out.Studies {
+		id := s.PMID
+		if id == "" {
+			id = s.ID
+		}
+		score, verdicts := "-", "error: "+s.Error
+		if s.Score != nil {
+			score = fmt.Sprintf("%+.2f", *s.Score)
+			parts := make([]string, len(s.Verdicts))
+			for i, v := range s.Verdicts {
+				parts[i] = fmt.Sprintf("C%d=%s", i+1, v)
+			}
+			verdicts = strings.Join(parts, " ")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", s.Rank, id, score, verdicts, clipTitle(s.Title, 80))
+	}
+	return tw.Flush()
+}
+
+// readPICOFile reads and checks a PICO JSON file (keys P, I, C, O or the
+// long names).
+func readPICOFile(path string) (evidence.PICO, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return evidence.PICO{}, fmt.Errorf("reading the PICO: %w", err)
+	}
+	var p evidence.PICO
+	if err := json.Unmarshal(b, &p); err != nil {
+		return evidence.PICO{}, fmt.Errorf("%s is not a PICO JSON object (keys P, I, C, O): %w", path, err)
+	}
+	if err := p.Validate(); err != nil {
+		return evidence.PICO{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
 }

@@ -1,0 +1,252 @@
+package evidence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/clinsight/clinsight/localllm"
+)
+
+// Verdict is a screening verdict on one criterion.
+type Verdict string
+
+// The verdicts.
+const (
+	// Yes: the text shows that the study meets the criterion.
+	Yes Verdict = "YES"
+	// No: the text shows that the study does not meet it.
+	No Verdict = "NO"
+	// Uncertain: the text does not say.
+	Uncertain Verdict = "UNCERTAIN"
+)
+
+// value is the verdict's contribution to the score.
+func (v Verdict) value() float64 {
+	switch v {
+	case Yes:
+		return 1
+	case No:
+		return -1
+	}
+	return 0
+}
+
+// screenSchema is the schema of a screening reply.
+var screenSchema = localllm.MustParseSchema(`{"type":"object","properties":{
+	"verdicts":{"type":"array","items":{"type":"string","enum":["YES","NO","UNCERTAIN"]}}},
+	"required":["verdicts"]}`)
+
+// countRetryMessage asks the model again after a wrong number of verdicts.
+const countRetryMessage = "Your reply has %d verdicts, but there are %d criteria. " +
+	"Reply again with exactly %d verdicts (YES, NO or UNCERTAIN), one per criterion, in the order of the criteria."
+
+// VerdictCountError is a screening reply with the wrong number of verdicts,
+// still wrong after one retry.
+type VerdictCountError struct {
+	// Model is the model that answered.
+	Model string
+	// Want is the number of criteria; Got the number of verdicts.
+	Want, Got int
+}
+
+// Error says what was expected.
+func (e *VerdictCountError) Error() string {
+	return fmt.Sprintf("model %s gave %d verdicts for %d criteria, also when asked again for exactly %d; try again, or choose a larger model in Settings",
+		e.Model, e.Got, e.Want, e.Want)
+}
+
+// Screener screens studies against eligibility criteria with a chat model.
+// It is safe for concurrent use once set up (ScreenAll uses it so).
+type Screener struct {
+	// Chat is the model client.
+	Chat localllm.Chatter
+	// Model is the chat model's name.
+	Model string
+	// PICO is the review question, shown to the model.
+	PICO PICO
+	// Criteria are the eligibility criteria; every one is screened, even a
+	// disabled one (Score leaves it out), so that switching it on needs no
+	// new call.
+	Criteria []Criterion
+	// Options are the model options.
+	Options localllm.Options
+}
+
+// maxAbstractChars clips the study text in the screening prompt.
+const maxAbstractChars = 6000
+
+// Screen asks the model for one verdict per criterion on the record, in
+// one JSON reply. A reply with the wrong number of verdicts is retried
+// once with a message saying how many are expected, then rejected with a
+// *VerdictCountError.
+func (s *Screener) Screen(ctx context.Context, r *Record) ([]Verdict, error) {
+	if err := ValidateCriteria(s.Criteria); err != nil {
+		return nil, err
+	}
+	want := len(s.Criteria)
+	msgs, err := promptMessages("screen", struct {
+		PICO            PICO
+		Criteria        []Criterion
+		Title, Abstract string
+	}{s.PICO, s.Criteria, cleanSpace(r.Title), clipRunes(r.Abstract(), maxAbstractChars)})
+	if err != nil {
+		return nil, err
+	}
+	req := localllm.ChatRequest{Model: s.Model, Messages: msgs, Options: s.Options}
+	var got int
+	for attempt := 0; attempt < 2; attempt++ {
+		var reply struct {
+			Verdicts []Verdict `json:"verdicts"`
+		}
+		res, err := s.Chat.ChatJSON(ctx, req, screenSchema, &reply)
+		if err != nil {
+			return nil, fmt.Errorf("evidence: screening %s: %w", r.ID, err)
+		}
+		got = len(reply.Verdicts)
+		if got == want {
+			return reply.Verdicts, nil
+		}
+		req.Messages = append(append([]localllm.Message(nil), req.Messages...),
+			localllm.Message{Role: localllm.RoleAssistant, Content: res.Content},
+			localllm.Message{Role: localllm.RoleUser, Content: fmt.Sprintf(countRetryMessage, got, want, want)})
+	}
+	return nil, fmt.Errorf("evidence: screening %s: %w", r.ID, &VerdictCountError{Model: s.Model, Want: want, Got: got})
+}
+
+// Score aggregates verdicts into a screening score: the weighted mean of
+// YES = 1, UNCERTAIN = 0, NO = −1 over the enabled criteria, in [−1, 1]; 0
+// when no enabled criterion has a positive weight. verdicts and criteria
+// are matched by position; missing verdicts count as UNCERTAIN.
+func Score(verdicts []Verdict, criteria []Criterion) float64 {
+	var sum, wsum float64
+	for i, c := range criteria {
+		if c.Disabled || c.Weight <= 0 {
+			continue
+		}
+		v := Uncertain
+		if i < len(verdicts) {
+			v = verdicts[i]
+		}
+		sum += c.Weight * v.value()
+		wsum += c.Weight
+	}
+	if wsum == 0 {
+		return 0
+	}
+	return sum / wsum
+}
+
+// StudyResult is the screening of one study.
+type StudyResult struct {
+	// Index is the study's position in the input.
+	Index int
+	// Record is the study.
+	Record Record
+	// Verdicts are the verdicts per criterion (nil when Err is set).
+	Verdicts []Verdict
+	// Score is Score(Verdicts, criteria).
+	Score float64
+	// Err is why the study could not be screened (the model failed, the
+	// reply was wrong, the run was cancelled).
+	Err error
+}
+
+// ScreenOptions tunes ScreenAll.
+type ScreenOptions struct {
+	// Concurrency bounds the model calls in flight; ≤ 0 means 1.
+	Concurrency int
+	// Progress, if not nil, is called after each study with the number
+	// done and the total (from several goroutines, one call at a time).
+	Progress func(done, total int)
+}
+
+// ScreenAll screens the records in parallel, at most opts.Concurrency
+// model calls at a time, and returns one result per record in input order.
+// A study whose screening fails has its Err set and leaves the others
+// intact. When ctx is cancelled, no new call starts, the calls in flight
+// are cancelled, the studies not screened get ctx's error, and ScreenAll
+// returns the results with ctx's error.
+func (s *Screener) ScreenAll(ctx context.Context, records []Record, opts ScreenOptions) ([]StudyResult, error) {
+	if err := ValidateCriteria(s.Criteria); err != nil {
+		return nil, err
+	}
+	n := max(opts.Concurrency, 1)
+	results := make([]StudyResult, len(records))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	cancelled := func(from int) {
+		for j := from; j < len(records); j++ {
+			results[j] = StudyResult{Index: j, Record: records[j], Err: fmt.Errorf("evidence: screening %s: %w", records[j].ID, ctx.Err())}
+		}
+	}
+loop:
+	for i := range records {
+		results[i] = StudyResult{Index: i, Record: records[i]}
+		select {
+		case <-ctx.Done():
+			cancelled(i)
+			break loop
+		case sem <- struct{}{}:
+		}
+		if ctx.Err() != nil { // both were ready: do not start
+			<-sem
+			cancelled(i)
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			res := &results[i]
+			res.Verdicts, res.Err = s.Screen(ctx, &res.Record)
+			if res.Err == nil {
+				res.Score = Score(res.Verdicts, s.Criteria)
+			}
+			if opts.Progress != nil {
+				mu.Lock()
+				done++
+				opts.Progress(done, len(records))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return results, ctx.Err()
+}
+
+// Rescore recomputes the scores of screened studies for edited criteria
+// (weights changed, criteria switched off) without calling the model.
+func Rescore(results []StudyResult, criteria []Criterion) {
+	for i := range results {
+		if results[i].Err == nil {
+			results[i].Score = Score(results[i].Verdicts, criteria)
+		}
+	}
+}
+
+// RankScreened orders results by score, best first; failed studies come
+// last; ties keep the input order.
+func RankScreened(results []StudyResult) {
+	sort.SliceStable(results, func(a, b int) bool {
+		ea, eb := results[a].Err != nil, results[b].Err != nil
+		if ea != eb {
+			return eb
+		}
+		return results[a].Score > results[b].Score
+	})
+}
+
+// Failed returns the errors of the studies that could not be screened,
+// joined (nil when all were).
+func Failed(results []StudyResult) error {
+	var errs []error
+	for _, r := range results {
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	return errors.Join(errs...)
+}
