@@ -143,41 +143,15 @@ func NewImpressionsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window,
 // Content returns the screen's root object.
 func (s *ImpressionsScreen) Content() fyne.CanvasObject { return s.content }
 
-var similarColumns = []struct {
-	title string
-	width float32
-}{{"#", 36}, {"report", 110}, {"distance", 80}, {"similarity", 90}, {"observations", 220}, {"impression", 420}}
+var similarColumns = []tableColumn{{"#", 36}, {"report", 110}, {"distance", 80}, {"similarity", 90}, {"observations", 220}, {"impression", 420}}
 
 func (s *ImpressionsScreen) newSimilarTable() *widget.Table {
-	t := widget.NewTable(
-		func() (int, int) {
-			if s.result == nil {
-				return 0, len(similarColumns)
-			}
-			return len(s.result.Examples), len(similarColumns)
-		},
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			o.(*widget.Label).SetText(s.similarCell(id.Row, id.Col))
-		},
-	)
-	t.ShowHeaderRow = true
-	t.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	t.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 {
-			o.(*widget.Label).SetText(similarColumns[id.Col].title)
+	return newTextTable(similarColumns, func() int {
+		if s.result == nil {
+			return 0
 		}
-	}
-	for i, c := range similarColumns {
-		t.SetColumnWidth(i, c.width)
-	}
-	return t
+		return len(s.result.Examples)
+	}, s.similarCell)
 }
 
 // similarCell is the text of one cell of the similar-reports table.
@@ -209,41 +183,15 @@ func (s *ImpressionsScreen) similarCell(row, col int) string {
 	return ""
 }
 
-var iterationColumns = []struct {
-	title string
-	width float32
-}{{"#", 36}, {"role", 60}, {"ROUGE-1", 80}, {"response", 560}}
+var iterationColumns = []tableColumn{{"#", 36}, {"role", 60}, {"ROUGE-1", 80}, {"response", 560}}
 
 func (s *ImpressionsScreen) newIterationTable() *widget.Table {
-	t := widget.NewTable(
-		func() (int, int) {
-			if s.result == nil {
-				return 0, len(iterationColumns)
-			}
-			return len(s.result.Iterations), len(iterationColumns)
-		},
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			o.(*widget.Label).SetText(s.iterationCell(id.Row, id.Col))
-		},
-	)
-	t.ShowHeaderRow = true
-	t.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	t.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 {
-			o.(*widget.Label).SetText(iterationColumns[id.Col].title)
+	return newTextTable(iterationColumns, func() int {
+		if s.result == nil {
+			return 0
 		}
-	}
-	for i, c := range iterationColumns {
-		t.SetColumnWidth(i, c.width)
-	}
-	return t
+		return len(s.result.Iterations)
+	}, s.iterationCell)
 }
 
 // iterationCell is the text of one cell of the iterations table.

@@ -19,7 +19,7 @@ import (
 )
 
 // trialColumns are the columns of the ranked trials table.
-var trialColumns = []string{"Rank", "Trial", "Title", "BM25", "STS1", "STS2", "Combo", "Eligibility"}
+var trialColumns = []tableColumn{{"Rank", 50}, {"Trial", 110}, {"Title", 320}, {"BM25", 90}, {"STS1", 90}, {"STS2", 90}, {"Combo", 70}, {"Eligibility", 90}}
 
 // TrialsScreen matches a patient description to the trials of a data
 // source: the patient box (with the demo patients), the ranked trials with
@@ -256,32 +256,12 @@ func (s *TrialsScreen) show(res *trials.Result) {
 }
 
 func (s *TrialsScreen) newTable() *widget.Table {
-	t := widget.NewTable(
-		func() (int, int) {
-			if s.result == nil {
-				return 0, len(trialColumns)
-			}
-			return len(s.result.Trials), len(trialColumns)
-		},
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(s.cell(id.Row, id.Col)) },
-	)
-	t.ShowHeaderRow = true
-	t.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	t.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 && id.Col < len(trialColumns) {
-			o.(*widget.Label).SetText(trialColumns[id.Col])
+	t := newTextTable(trialColumns, func() int {
+		if s.result == nil {
+			return 0
 		}
-	}
-	for i, w := range []float32{50, 110, 320, 90, 90, 90, 70, 90} {
-		t.SetColumnWidth(i, w)
-	}
+		return len(s.result.Trials)
+	}, s.cell)
 	t.OnSelected = func(id widget.TableCellID) { s.ShowTrial(id.Row) }
 	return t
 }
