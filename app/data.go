@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"iter"
@@ -79,37 +80,40 @@ func (ws *Workspace) Catalog(ctx context.Context, db string, samples bool) (*dat
 // ImportCSV imports a CSV or CSV.gz file into a database (a source name or
 // a path, created when missing) as one table.
 func (ws *Workspace) ImportCSV(ctx context.Context, db, file string, opts datasets.CSVOptions) (datasets.ImportResult, error) {
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return datasets.ImportResult{}, err
-	}
-	conn, err := datasets.OpenReadWrite(ctx, path)
-	if err != nil {
-		return datasets.ImportResult{}, err
-	}
-	defer conn.Close()
 	if opts.Logger == nil {
 		opts.Logger = ws.logger
 	}
-	return datasets.ImportCSV(ctx, conn, file, opts)
+	return withWritableDB(ctx, ws, db, func(conn *sql.DB) (datasets.ImportResult, error) {
+		return datasets.ImportCSV(ctx, conn, file, opts)
+	})
+}
+
+// withWritableDB resolves db (a data source name or a file path), opens it
+// read-write, creating it when missing, and runs fn on it. Every importer
+// goes through it.
+func withWritableDB[R any](ctx context.Context, ws *Workspace, db string, fn func(*sql.DB) (R, error)) (R, error) {
+	var zero R
+	path, err := ws.ResolveDB(db)
+	if err != nil {
+		return zero, err
+	}
+	conn, err := datasets.OpenReadWrite(ctx, path)
+	if err != nil {
+		return zero, err
+	}
+	defer conn.Close()
+	return fn(conn)
 }
 
 // ImportMIMIC imports a MIMIC-IV directory (hosp/ and icu/) into a database
 // (a source name or a path, created when missing).
 func (ws *Workspace) ImportMIMIC(ctx context.Context, db, dir string, opts datasets.MIMICOptions) (datasets.MIMICResult, error) {
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return datasets.MIMICResult{}, err
-	}
-	conn, err := datasets.OpenReadWrite(ctx, path)
-	if err != nil {
-		return datasets.MIMICResult{}, err
-	}
-	defer conn.Close()
 	if opts.Logger == nil {
 		opts.Logger = ws.logger
 	}
-	return datasets.ImportMIMIC(ctx, conn, dir, opts)
+	return withWritableDB(ctx, ws, db, func(conn *sql.DB) (datasets.MIMICResult, error) {
+		return datasets.ImportMIMIC(ctx, conn, dir, opts)
+	})
 }
 
 // RegisterSQLite registers an existing SQLite file as a data source, in

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/clinsight/clinsight/app/impression"
@@ -13,19 +14,12 @@ import (
 // database (a source name or a path, created when missing), labelling each
 // report. The import is atomic.
 func (ws *Workspace) ImportReports(ctx context.Context, db, path string, opts impression.ImportOptions) (impression.ImportResult, error) {
-	dbPath, err := ws.ResolveDB(db)
-	if err != nil {
-		return impression.ImportResult{}, err
-	}
-	conn, err := datasets.OpenReadWrite(ctx, dbPath)
-	if err != nil {
-		return impression.ImportResult{}, err
-	}
-	defer conn.Close()
 	if opts.Logger == nil {
 		opts.Logger = ws.logger
 	}
-	return impression.Import(ctx, conn, path, opts)
+	return withWritableDB(ctx, ws, db, func(conn *sql.DB) (impression.ImportResult, error) {
+		return impression.Import(ctx, conn, path, opts)
+	})
 }
 
 // ReportCorpus loads and indexes the report corpus of a database (a source

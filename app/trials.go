@@ -22,19 +22,12 @@ const trialsFile = "trials.sqlite"
 // TrialGPT or BIRCO JSONL, directories and zip archives) into a database
 // (a source name or a path, created when missing). The import is atomic.
 func (ws *Workspace) ImportTrials(ctx context.Context, db string, paths []string, opts trials.ImportOptions) (trials.ImportResult, error) {
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return trials.ImportResult{}, err
-	}
-	conn, err := datasets.OpenReadWrite(ctx, path)
-	if err != nil {
-		return trials.ImportResult{}, err
-	}
-	defer conn.Close()
 	if opts.Logger == nil {
 		opts.Logger = ws.logger
 	}
-	return trials.Import(ctx, conn, paths, opts)
+	return withWritableDB(ctx, ws, db, func(conn *sql.DB) (trials.ImportResult, error) {
+		return trials.Import(ctx, conn, paths, opts)
+	})
 }
 
 // ImportTrialsToWorkspace imports trial records into the workspace's

@@ -55,22 +55,14 @@ replaced. Errors name the file, the record and the line.`,
 			if err != nil {
 				return err
 			}
-			h, err := datasets.OpenReadWrite(cmd.Context(), path)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			for _, file := range args {
-				pp := newProgressPrinter(f.Err)
-				res, err := evidence.Import(cmd.Context(), h, file, evidence.ImportOptions{Format: fmtOpt, Progress: pp.Report, Logger: ws.Logger()})
-				pp.Done()
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(f.Out, "imported %s (%s): %d records, %d new, %d updated in %s\n",
-					filepath.Base(res.Path), res.Format, res.Records, res.Added, res.Updated, res.Duration.Round(1e6))
-			}
-			n, err := evidence.NewCorpus(h).Count(cmd.Context())
+			pp := newProgressPrinter(f.Err)
+			n, err := ws.ImportLiterature(cmd.Context(), path, args, evidence.ImportOptions{Format: fmtOpt, Progress: pp.Report},
+				func(res evidence.ImportResult) {
+					pp.Done()
+					fmt.Fprintf(f.Out, "imported %s (%s): %d records, %d new, %d updated in %s\n",
+						filepath.Base(res.Path), res.Format, res.Records, res.Added, res.Updated, res.Duration.Round(1e6))
+				})
+			pp.Done()
 			if err != nil {
 				return err
 			}
