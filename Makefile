@@ -13,7 +13,7 @@ BUILD_PKGS  := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrand
                libxinerama-dev libxi-dev libxxf86vm-dev
 
 SHOT_PKGS   := xvfb x11-apps x11-utils netpbm
-SCREENS     ?= data cohort trials meta-analysis impressions settings
+SCREENS     ?= data cohort trials evidence meta-analysis impressions settings
 
 .PHONY: run build test screenshot integration deps-build deps-test check-go vet staticcheck unit cgo-build fmt-check bench clean
 

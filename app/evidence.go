@@ -3,12 +3,23 @@ package app
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/clinsight/clinsight/app/evidence"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/localllm"
 )
 
 // ImportLiterature imports literature files (PubMed XML, MEDLINE, RIS, CSV)
-// into the literature corpus of a database (a source name or a path,
+// and full texts (JATS XML, plain text, PDF: see evidence.Import) into the
+// literature corpus of a database (a source name or a path,
 // created when missing), one file after another, each file atomic. each, if
 // not nil, is called after every file. It returns the number of records in
 // the corpus afterwards; on an error, the files imported before it are kept.
@@ -29,3 +40,216 @@ func (ws *Workspace) ImportLiterature(ctx context.Context, db string, files []st
 		return evidence.NewCorpus(conn).Count(ctx)
 	})
 }
+
+// HasLiterature reports whether a database (a source name or a path) holds
+// a literature corpus.
+func (ws *Workspace) HasLiterature(ctx context.Context, db string) bool {
+	path, err := ws.ResolveDB(db)
+	if err != nil {
+		return false
+	}
+	conn, err := datasets.OpenReadOnly(ctx, path)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_, err = evidence.NewCorpus(conn).Count(ctx)
+	return err == nil
+}
+
+// LiteratureSources lists the registered sources that hold a literature
+// corpus: those a review project can search.
+func (ws *Workspace) LiteratureSources(ctx context.Context) []string {
+	var out []string
+	for _, s := range ws.Config().Sources {
+		if ws.HasLiterature(ctx, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// reviewsDir is the workspace folder of the review projects.
+const reviewsDir = "reviews"
+
+// ReviewsDir returns the folder that holds the review projects
+// (<workspace>/reviews, one <name>.json per project).
+func (ws *Workspace) ReviewsDir() string { return filepath.Join(ws.dir, reviewsDir) }
+
+// reviewPath returns the file of the review project named name.
+func (ws *Workspace) reviewPath(name string) (string, error) {
+	if err := evidence.ValidateProjectName(name); err != nil {
+		return "", err
+	}
+	return filepath.Join(ws.ReviewsDir(), name+".json"), nil
+}
+
+// ReviewProjects returns the names of the saved review projects, the most
+// recently saved first (none when the folder does not exist yet).
+func (ws *Workspace) ReviewProjects() ([]string, error) {
+	entries, err := os.ReadDir(ws.ReviewsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the review projects: %w", err)
+	}
+	type item struct {
+		name    string
+		updated time.Time
+	}
+	var items []item
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || e.IsDir() || evidence.ValidateProjectName(name) != nil {
+			continue
+		}
+		it := item{name: name}
+		if info, err := e.Info(); err == nil {
+			it.updated = info.ModTime()
+		}
+		// The saved time stamp, when the file says it (the file's time
+		// changes when it is copied).
+		if raw, err := os.ReadFile(filepath.Join(ws.ReviewsDir(), e.Name())); err == nil {
+			var head struct {
+				Updated time.Time `json:"updated"`
+			}
+			if json.Unmarshal(raw, &head) == nil && !head.Updated.IsZero() {
+				it.updated = head.Updated
+			}
+		}
+		items = append(items, it)
+	}
+	slices.SortStableFunc(items, func(a, b item) int {
+		if c := b.updated.Compare(a.updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i] = it.name
+	}
+	return names, nil
+}
+
+// LoadReviewProject reads the review project named name. A file that is
+// not a valid project is moved aside (<name>.json.corrupt-TIMESTAMP, so
+// that nothing is lost and the name can be used again) and the error names
+// both files; a project saved by a newer Clinsight is left in place and
+// refused (evidence.ErrNewerProject).
+func (ws *Workspace) LoadReviewProject(name string) (*evidence.Project, error) {
+	path, err := ws.reviewPath(name)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("there is no review project named %q (looked for %s)", name, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading review project %s: %w", path, err)
+	}
+	p, perr := evidence.ParseProject(raw)
+	if perr == nil {
+		if p.Name != name {
+			ws.logger.Warn("review project renamed to its file's name", "path", path, "saved_name", p.Name)
+			p.Name = name
+		}
+		return p, nil
+	}
+	if errors.Is(perr, evidence.ErrNewerProject) {
+		return nil, fmt.Errorf("review project %s: %w", path, perr)
+	}
+	backup := fmt.Sprintf("%s.corrupt-%s", path, time.Now().Format("20060102-150405"))
+	if err := os.Rename(path, backup); err != nil {
+		return nil, fmt.Errorf("review project %s is unreadable (%v) and could not be moved aside: %w", path, perr, err)
+	}
+	ws.logger.Warn("unreadable review project moved aside", "path", path, "backup", backup, "err", perr)
+	return nil, fmt.Errorf("review project %s is unreadable: %v; it was kept as %s", path, perr, filepath.Base(backup))
+}
+
+// SaveReviewProject checks the project (Validate), stamps its Updated time
+// and writes it atomically to <workspace>/reviews/<name>.json. It refuses
+// to overwrite a file it cannot read as a project, or another project of
+// the same name (a different Created time): nothing is overwritten that
+// was not read first. On an error the project's Updated time is unchanged.
+func (ws *Workspace) SaveReviewProject(p *evidence.Project) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("the review project cannot be saved: %w", err)
+	}
+	path, err := ws.reviewPath(p.Name)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(ws.ReviewsDir(), 0o755); err != nil {
+		return fmt.Errorf("saving review project %s: %w", p.Name, err)
+	}
+	if raw, err := os.ReadFile(path); err == nil {
+		old, perr := evidence.ParseProject(raw)
+		switch {
+		case perr != nil:
+			return fmt.Errorf("not saving over %s, which is not a review project this Clinsight can read (%v): move it away or choose another name", path, perr)
+		case !old.Created.Equal(p.Created):
+			return fmt.Errorf("a review project named %q already exists (created %s): choose another name", p.Name, old.Created.Local().Format("2006-01-02 15:04"))
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("saving review project %s: %w", path, err)
+	}
+	prev := p.Updated
+	p.Updated = time.Now().UTC()
+	raw, err := json.MarshalIndent(p, "", "  ")
+	if err == nil {
+		err = writeFileAtomic(path, append(raw, '\n'))
+	}
+	if err != nil {
+		p.Updated = prev
+		return fmt.Errorf("saving review project %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// OpenReview opens a session on the review project: its source's corpus
+// read-only, the workspace's model client and chat model (none configured
+// is fine here: the steps that need the model then say so), and the
+// workspace's logger. Close the session to release the database.
+func (ws *Workspace) OpenReview(ctx context.Context, p *evidence.Project) (*evidence.Session, error) {
+	path, err := ws.ResolveDB(p.Source)
+	if err != nil {
+		return nil, err
+	}
+	db, err := datasets.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the literature of review %s: %w", p.Name, err)
+	}
+	corpus := evidence.NewCorpus(db)
+	if _, err := corpus.Count(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the literature of review %s (%s): %w", p.Name, path, err)
+	}
+	client, err := ws.ModelClient()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &evidence.Session{
+		Project:     p,
+		Corpus:      corpus,
+		Chat:        client,
+		Model:       ws.Config().Models.Chat,
+		Options:     localllm.Options{NumCtx: ReviewNumCtx},
+		Concurrency: ReviewConcurrency,
+		Logger:      ws.logger,
+		Closer:      db,
+	}, nil
+}
+
+// ReviewConcurrency is the number of model calls a review session has in
+// flight at most (Ollama serves a few requests in parallel).
+const ReviewConcurrency = 4
+
+// ReviewNumCtx is the context window (num_ctx, in tokens) of a review
+// session's model calls: room for an extraction prompt's 12,000 characters
+// of study text (evidence.DefaultTextBudget), the instructions and the
+// reply. Ollama's default (often 2,048 or 4,096) would refuse them.
+const ReviewNumCtx = 8192

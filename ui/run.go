@@ -64,6 +64,7 @@ type MainWindow struct {
 	Impressions *ImpressionsScreen
 	Cohort      *CohortScreen
 	Trials      *TrialsScreen
+	Evidence    *EvidenceScreen
 }
 
 // NewMainWindow builds the main window. It is separate from Run so tests
@@ -76,6 +77,7 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 		container.NewTabItemWithIcon("Data", theme.StorageIcon(), mw.Data.Content()),
 		container.NewTabItemWithIcon("Cohort", theme.SearchIcon(), mw.cohortTab(ctx, ws, w, version)),
 		container.NewTabItemWithIcon("Trials", theme.ListIcon(), mw.trialsTab(ctx, ws, w, version)),
+		container.NewTabItemWithIcon("Evidence", theme.FileTextIcon(), mw.evidenceTab(ctx, ws, w, version)),
 		container.NewTabItemWithIcon("Meta-analysis", theme.GridIcon(), mw.Meta.Content()),
 		container.NewTabItemWithIcon("Impressions", theme.DocumentIcon(), mw.impressionsTab(ctx, ws, w, version)),
 		container.NewTabItemWithIcon("Settings", theme.SettingsIcon(), mw.Settings.Content()),

@@ -21,23 +21,38 @@ func newEvidenceCmd(f *Factory) *cobra.Command {
 		Use:   "evidence",
 		Short: "Evidence synthesis over a local literature corpus (import, boolean search, PICO ranking)",
 	}
-	cmd.AddCommand(newEvidenceImportCmd(f), newEvidenceSearchCmd(f), newEvidenceScreenCmd(f))
+	cmd.AddCommand(newEvidenceImportCmd(f), newEvidenceSearchCmd(f), newEvidenceScreenCmd(f), newEvidenceExtractCmd(f))
 	return cmd
 }
 
 func newEvidenceImportCmd(f *Factory) *cobra.Command {
-	var db, format string
+	var db, format, record string
 	cmd := &cobra.Command{
-		Use:   "import PATH... --db DB [--format pubmed-xml|medline|ris|csv]",
-		Short: "Import literature (PubMed XML, MEDLINE .nbib, RIS, CSV) into a corpus with a full-text index",
+		Use:   "import PATH... --db DB [--format pubmed-xml|medline|ris|csv|jats|text|pdf] [--record ID]",
+		Short: "Import literature (PubMed XML, MEDLINE .nbib, RIS, CSV) and full texts (JATS/PMC XML, .txt, .pdf) into a corpus",
 		Long: `Streams each file into the literature corpus of the database (tables
 evidence_records and the FTS5 index evidence_fts over title, abstract and MeSH
 headings), one transaction per file: an error or Ctrl-C leaves nothing of that
 file behind. The format is detected from the content or the extension unless
 --format is given. A record whose PMID (or DOI) is already in the corpus is
-replaced. Errors name the file, the record and the line.`,
+replaced. Errors name the file, the record and the line.
+
+Full texts are split into numbered chunks (sections, paragraphs and sentences;
+each table row kept whole, each table in chunks of its own) that the
+extraction steps cite; importing a full text again replaces its chunks.
+  - JATS / PMC XML (an <article>, or a <pmc-articleset> from PMC): matched to
+    its record by PMID, else DOI; an article not yet in the corpus gets a
+    record from its title, abstract, journal, year and authors.
+  - Plain text (.txt, UTF-8) and PDF with a text layer (.pdf; scans need OCR
+    first): the file belongs to the record it is named after, the PMID
+    (12345678.txt) or the record ID with "-" for ":" (demo-12.txt for
+    demo:12), or to the record given with --record (one file only). Headings
+    such as "RESULTS" or "2.1 Statistical analysis" start sections. The
+    record must be in the corpus already: import its citation first.`,
 		Example: `  clinsight evidence import pubmed_result.xml --db literature.sqlite
-  clinsight evidence import export.nbib refs.ris --db literature.sqlite`,
+  clinsight evidence import export.nbib refs.ris --db literature.sqlite
+  clinsight evidence import PMC1234567.xml 12345678.txt 23456789.pdf --db literature.sqlite
+  clinsight evidence import trial-report.pdf --record pmid:12345678 --db literature.sqlite`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var fmtOpt evidence.Format
@@ -46,6 +61,9 @@ replaced. Errors name the file, the record and the line.`,
 				if fmtOpt, err = evidence.ParseFormat(format); err != nil {
 					return err
 				}
+			}
+			if record != "" && len(args) > 1 {
+				return fmt.Errorf("--record names the record of one full text, but %d files are given: import them one at a time", len(args))
 			}
 			ws, err := f.Workspace()
 			if err != nil {
@@ -56,11 +74,35 @@ replaced. Errors name the file, the record and the line.`,
 				return err
 			}
 			pp := newProgressPrinter(f.Err)
-			n, err := ws.ImportLiterature(cmd.Context(), path, args, evidence.ImportOptions{Format: fmtOpt, Progress: pp.Report},
+			n, err := ws.ImportLiterature(cmd.Context(), path, args, evidence.ImportOptions{Format: fmtOpt, Record: record, Progress: pp.Report},
 				func(res evidence.ImportResult) {
 					pp.Done()
-					fmt.Fprintf(f.Out, "imported %s (%s): %d records, %d new, %d updated in %s\n",
-						filepath.Base(res.Path), res.Format, res.Records, res.Added, res.Updated, res.Duration.Round(1e6))
+					if !res.Format.IsFullText() {
+						fmt.Fprintf(f.Out, "imported %s (%s): %d records, %d new, %d updated in %s\n",
+							filepath.Base(res.Path), res.Format, res.Records, res.Added, res.Updated, res.Duration.Round(1e6))
+						return
+					}
+					texts := "full texts"
+					if len(res.FullTexts) == 1 {
+						texts = "full text"
+					}
+					fmt.Fprintf(f.Out, "imported %s (%s): %d %s in %s\n", filepath.Base(res.Path), res.Format, len(res.FullTexts), texts, res.Duration.Round(1e6))
+					const shown = 20
+					for i, ft := range res.FullTexts {
+						if i == shown {
+							fmt.Fprintf(f.Out, "  ... and %d more full texts\n", len(res.FullTexts)-shown)
+							break
+						}
+						note := ""
+						if ft.Created {
+							note = " (new record from the article's front matter)"
+						}
+						chunks := "chunks"
+						if ft.Chunks == 1 {
+							chunks = "chunk"
+						}
+						fmt.Fprintf(f.Out, "  full text for %s: %d %s%s\n", ft.ID, ft.Chunks, chunks, note)
+					}
 				})
 			pp.Done()
 			if err != nil {
@@ -71,7 +113,8 @@ replaced. Errors name the file, the record and the line.`,
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name (created if missing)")
-	cmd.Flags().StringVar(&format, "format", "", "file format: pubmed-xml, medline, ris or csv (default: detected)")
+	cmd.Flags().StringVar(&format, "format", "", "file format: pubmed-xml, medline, ris or csv; for full texts jats, text or pdf (default: detected)")
+	cmd.Flags().StringVar(&record, "record", "", "the record (ID or PMID) a full text belongs to, when the file is not named after it")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
 }
@@ -90,10 +133,12 @@ type searchHitJSON struct {
 
 // searchJSON is the --json shape of "evidence search".
 type searchJSON struct {
-	Query string          `json:"query"`
-	FTS5  string          `json:"fts5"`
-	Total int64           `json:"total"`
-	Hits  []searchHitJSON `json:"hits"`
+	// Terms are the search terms the chat model wrote (no --query).
+	Terms *evidence.SearchTerms `json:"terms,omitempty"`
+	Query string                `json:"query"`
+	FTS5  string                `json:"fts5"`
+	Total int64                 `json:"total"`
+	Hits  []searchHitJSON       `json:"hits"`
 }
 
 func newEvidenceSearchCmd(f *Factory) *cobra.Command {
@@ -103,7 +148,7 @@ func newEvidenceSearchCmd(f *Factory) *cobra.Command {
 		noLLM, asJSON       bool
 	)
 	cmd := &cobra.Command{
-		Use:   "search --db DB --query \"...\" [--pico FILE.json] [--limit N] [--no-llm] [--json]",
+		Use:   "search --db DB [--query \"...\"] [--pico FILE.json] [--limit N] [--no-llm] [--json]",
 		Short: "Boolean search of the literature corpus, ranked by relevance to a PICO",
 		Long: `Runs a PubMed-style boolean query over the corpus: AND, OR, NOT (applied left
 to right, as PubMed does; group with parentheses), "phrases", field tags
@@ -114,16 +159,27 @@ Matches are ordered by FTS5's bm25 (title, abstract and MeSH weighted 3:1:2)
 or, with --pico, the 5,000 best of them re-ranked without a model by the
 BM25 relevance of their title and abstract to the PICO (population and intervention weighted 1,
 comparison and outcome 0.3). The PICO file is JSON with the keys P, I, C, O
-(or population, intervention, comparison, outcome). Search terms can be
-generated from the PICO by the chat model in the library
-(evidence.GenerateTerms), but not yet from this command: write the query
-(--no-llm is implied).`,
+(or population, intervention, comparison, outcome).
+
+With --pico and no --query, the workspace's chat model (Settings,
+models.chat) writes the search terms from the PICO: it is shown up to five
+abstracts that a first search of the PICO's main words finds, then lists the
+terms for the condition, the treatment and the outcome, which become the
+boolean query (each role's terms joined by OR, the roles by AND). The terms
+and the query are printed before the results: check them, edit the query and
+run it again with --query. With --no-llm no model is used and --query is
+required.`,
 		Example: `  clinsight evidence search --db literature.sqlite --query '(microwave OR radiofrequency) AND ablation[tiab] AND (hepatocellular OR "liver neoplasms"[mh])'
-  clinsight evidence search --db literature.sqlite --pico pico.json --query 'ablation AND liver' --limit 50 --json`,
+  clinsight evidence search --db literature.sqlite --pico pico.json --query 'ablation AND liver' --limit 50 --json
+  clinsight evidence search --db literature.sqlite --pico pico.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if strings.TrimSpace(query) == "" {
-				return errors.New("give a boolean query with --query: this command does not generate one from the PICO yet")
+			generate := strings.TrimSpace(query) == ""
+			switch {
+			case generate && noLLM:
+				return errors.New("give a boolean query with --query: with --no-llm no model writes one from the PICO")
+			case generate && picoPath == "":
+				return errors.New("give a boolean query with --query, or a PICO file with --pico for the chat model to write the search terms")
 			}
 			var pico *evidence.PICO
 			if picoPath != "" {
@@ -140,12 +196,14 @@ generated from the PICO by the chat model in the library
 				}
 				pico = &p
 			}
-			if _, err := evidence.ParseQuery(query); err != nil {
-				var qe *evidence.QueryError
-				if errors.As(err, &qe) && !asJSON {
-					fmt.Fprintln(f.Err, qe.Pointer())
+			if !generate {
+				if _, err := evidence.ParseQuery(query); err != nil {
+					var qe *evidence.QueryError
+					if errors.As(err, &qe) && !asJSON {
+						fmt.Fprintln(f.Err, qe.Pointer())
+					}
+					return err
 				}
-				return err
 			}
 			ws, err := f.Workspace()
 			if err != nil {
@@ -160,6 +218,12 @@ generated from the PICO by the chat model in the library
 				return err
 			}
 			defer h.Close()
+			var terms *evidence.SearchTerms
+			if generate {
+				if query, terms, err = generateSearchTerms(cmd, f, evidence.NewCorpus(h), path, *pico, asJSON); err != nil {
+					return err
+				}
+			}
 			fetch := limit
 			if pico != nil {
 				fetch = picoRerankPool // the best bm25 matches are re-ranked by the PICO
@@ -168,7 +232,7 @@ generated from the PICO by the chat model in the library
 			if err != nil {
 				return err
 			}
-			out := searchJSON{Query: res.Query, FTS5: res.FTS5, Total: res.Total, Hits: []searchHitJSON{}}
+			out := searchJSON{Terms: terms, Query: res.Query, FTS5: res.FTS5, Total: res.Total, Hits: []searchHitJSON{}}
 			order := make([]int, len(res.Hits))
 			var picoScores []float64
 			if pico != nil {
@@ -228,10 +292,52 @@ generated from the PICO by the chat model in the library
 	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query")
 	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...}) to rank the matches by")
 	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = all)")
-	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "work without a model (the only mode for now)")
+	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "use no model: --query is then required")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the query, its FTS5 translation, the number of matches and the hits as JSON")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
+}
+
+// generateSearchTerms has the workspace's chat model write the search
+// terms from the PICO (evidence.Session.SuggestTerms: reference abstracts
+// from a first search, then the terms) and returns the query with the
+// terms; unless asJSON it prints them, for the user to check and edit.
+func generateSearchTerms(cmd *cobra.Command, f *Factory, corpus *evidence.Corpus, source string, pico evidence.PICO, asJSON bool) (string, *evidence.SearchTerms, error) {
+	ws, err := f.Workspace()
+	if err != nil {
+		return "", nil, err
+	}
+	model := ws.Config().Models.Chat
+	if model == "" {
+		return "", nil, fmt.Errorf("%w (models.chat), or give the query with --query", evidence.ErrNoChatModel)
+	}
+	client, err := ws.ModelClient()
+	if err != nil {
+		return "", nil, err
+	}
+	s := &evidence.Session{Project: evidence.NewProject("search", source, pico), Corpus: corpus, Chat: client, Model: model, Logger: ws.Logger()}
+	if !asJSON {
+		fmt.Fprintf(f.Err, "writing the search terms with %s…\n", model)
+	}
+	if err := s.SuggestTerms(cmd.Context()); err != nil {
+		return "", nil, err
+	}
+	p := s.Project
+	if !asJSON {
+		fmt.Fprintf(f.Out, "Search terms written by %s from the PICO (check them; edit the query and pass it with --query):\n", model)
+		for _, role := range []struct {
+			name  string
+			terms []string
+		}{{"Condition", p.Terms.Conditions}, {"Treatment", p.Terms.Treatments}, {"Outcome", p.Terms.Outcomes}} {
+			list := strings.Join(role.terms, "; ")
+			if list == "" {
+				list = "(none)"
+			}
+			fmt.Fprintf(f.Out, "  %s: %s\n", role.name, list)
+		}
+		fmt.Fprintf(f.Out, "Query: %s\n\n", p.Query)
+	}
+	return p.Query, &p.Terms, nil
 }
 
 // picoRerankPool is how many of the best bm25 matches "evidence search

@@ -66,10 +66,14 @@ func TestEvidenceImportAndSearch(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "import bad.ris record 2 line 4: the record has neither a title nor an abstract") {
 		t.Errorf("bad import: exit %d, stderr %q", code, stderr)
 	}
-	// No query: a clear error.
-	_, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--pico", pico)
-	if code == 0 || !strings.Contains(stderr, "give a boolean query with --query") {
-		t.Errorf("no query: exit %d, stderr %q", code, stderr)
+	// No query without a model, or without a PICO: a clear error.
+	_, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--pico", pico, "--no-llm")
+	if code == 0 || !strings.Contains(stderr, "give a boolean query with --query: with --no-llm no model writes one") {
+		t.Errorf("no query, --no-llm: exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = run(t, ws, "evidence", "search", "--db", db)
+	if code == 0 || !strings.Contains(stderr, "or a PICO file with --pico") {
+		t.Errorf("no query, no PICO: exit %d, stderr %q", code, stderr)
 	}
 }
 

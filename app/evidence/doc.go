@@ -3,7 +3,9 @@
 // (.nbib), RIS and CSV records into SQLite with an FTS5 index over title,
 // abstract and MeSH headings; PubMed-style boolean queries translated to
 // FTS5; and an LLM-free ranking of studies by a review's PICO, scored on
-// TrialReviewBench's screening task.
+// TrialReviewBench's screening task. Full texts (JATS/PMC XML, plain text,
+// PDF) are imported the same way and split into numbered chunks
+// (ChunkText), which Corpus.StudyText returns for extraction with citations.
 //
 // The flow is Import (streaming, atomic per file, with progress,
 // cancellation and errors naming record and line) → Corpus.Search (a

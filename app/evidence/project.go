@@ -1,6 +1,18 @@
 package evidence
 
-import "time"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clinsight/clinsight/app/meta"
+)
 
 // ProjectVersion is the version of the saved project format.
 const ProjectVersion = 1
@@ -38,11 +50,22 @@ type Project struct {
 	Query string `json:"query"`
 	// Search is the last search run, nil before one.
 	Search *SearchRun `json:"search,omitempty"`
+	// Studies describe the candidates of the searches run (title, year,
+	// first author, label) by record ID, so that every step can name a
+	// study without reading the corpus.
+	Studies map[string]StudyInfo `json:"studies,omitempty"`
 
 	// Criteria are the eligibility criteria (generated, then edited).
 	Criteria []Criterion `json:"criteria"`
-	// Screening holds the screening of the candidates, best first.
+	// Screening holds the screening of the candidates, best first. It may
+	// hold studies an earlier search found and the current one does not
+	// (kept in case that search is run again; see IsCandidate); PRISMA and
+	// Included leave them out.
 	Screening []ScreenedStudy `json:"screening"`
+	// ScreenedCriteria are the criterion texts the verdicts of Screening
+	// answer, in order; when the texts of Criteria differ, the screening is
+	// stale (ScreeningStale) and Session.Screen screens again.
+	ScreenedCriteria []string `json:"screened_criteria,omitempty"`
 	// Decisions are the user's decisions by record ID.
 	Decisions map[string]Decision `json:"decisions"`
 
@@ -50,11 +73,18 @@ type Project struct {
 	Fields []FieldSpec `json:"fields"`
 	// Extractions are the extracted fields by record ID.
 	Extractions map[string][]FieldValue `json:"extractions"`
+	// ExtractedWith records, by record ID, a fingerprint of the Fields a
+	// study's extraction was run with; a study whose fingerprint differs
+	// from the current Fields is extracted again (keeping edited values).
+	ExtractedWith map[string]string `json:"extracted_with,omitempty"`
 
 	// Result says which result to extract.
 	Result ResultSpec `json:"result"`
 	// Results are the extracted results by record ID.
 	Results map[string]ResultExtraction `json:"results"`
+	// ResultsWith records, by record ID, a fingerprint of the Result spec a
+	// study's result was extracted with (see ExtractedWith).
+	ResultsWith map[string]string `json:"results_with,omitempty"`
 
 	// Meta are the meta-analysis settings.
 	Meta MetaSettings `json:"meta"`
@@ -68,6 +98,18 @@ type SearchRun struct {
 	Total int64     `json:"total"`
 	IDs   []string  `json:"ids"`
 	At    time.Time `json:"at"`
+}
+
+// StudyInfo names a candidate study: what a table or a forest plot shows.
+type StudyInfo struct {
+	// PMID is the PubMed identifier, "" when unknown.
+	PMID string `json:"pmid,omitempty"`
+	// Title is the article title.
+	Title string `json:"title"`
+	// Year is the publication year, 0 when unknown.
+	Year int `json:"year,omitempty"`
+	// FirstAuthor is the first author's last name (or a collective name).
+	FirstAuthor string `json:"first_author,omitempty"`
 }
 
 // ScreenedStudy is one candidate's screening by the model.
@@ -102,3 +144,479 @@ type MetaSettings struct {
 	// KnappHartung selects Knapp–Hartung inference.
 	KnappHartung bool `json:"knapp_hartung,omitempty"`
 }
+
+// NewProject returns a new review project named name over the corpus in
+// source (a data source name or a database path) for the question p.
+// Validate checks it.
+func NewProject(name, source string, p PICO) *Project {
+	now := time.Now().UTC()
+	return &Project{
+		Version:     ProjectVersion,
+		Name:        strings.TrimSpace(name),
+		Source:      strings.TrimSpace(source),
+		Created:     now,
+		Updated:     now,
+		PICO:        p,
+		Studies:     map[string]StudyInfo{},
+		Decisions:   map[string]Decision{},
+		Extractions: map[string][]FieldValue{},
+		Results:     map[string]ResultExtraction{},
+	}
+}
+
+// maxProjectName bounds the length of a project name (it names a file).
+const maxProjectName = 100
+
+// ValidateProjectName checks that name can name a project and its file:
+// letters, digits, spaces, '-', '_' and '.', not starting with '.' or a
+// space, at most 100 characters.
+func ValidateProjectName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return errors.New("the review project needs a name")
+	case utf8.RuneCountInString(name) > maxProjectName:
+		return fmt.Errorf("the project name is longer than %d characters", maxProjectName)
+	case name != strings.TrimSpace(name) || strings.HasPrefix(name, "."):
+		return fmt.Errorf("the project name %q may not start or end with a space or start with a dot", name)
+	}
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" -_.", r) {
+			return fmt.Errorf("the project name %q has the character %q: use letters, digits, spaces, '-', '_' and '.'", name, r)
+		}
+	}
+	return nil
+}
+
+// Validate checks a project before it is saved or after it is read: a
+// known version, a valid name, a valid PICO, valid criteria (when there
+// are any) and a reason for every exclusion. The fields and the result to
+// extract may be drafts: the steps that use them check them.
+func (p *Project) Validate() error {
+	if p.Version < 1 || p.Version > ProjectVersion {
+		return fmt.Errorf("the review project has format version %d; this version of Clinsight reads versions 1 to %d (update Clinsight)", p.Version, ProjectVersion)
+	}
+	if err := ValidateProjectName(p.Name); err != nil {
+		return err
+	}
+	if err := p.PICO.Validate(); err != nil {
+		return err
+	}
+	if len(p.Criteria) > 0 {
+		if err := ValidateCriteria(p.Criteria); err != nil {
+			return err
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.Decisions)) {
+		if d := p.Decisions[id]; !d.Include && strings.TrimSpace(d.Reason) == "" {
+			return fmt.Errorf("the exclusion of %s has no reason: give one", p.Label(id))
+		}
+	}
+	return nil
+}
+
+// IsCandidate reports whether the study is a candidate of the current
+// search (Search.IDs).
+func (p *Project) IsCandidate(id string) bool {
+	return p.Search != nil && slices.Contains(p.Search.IDs, id)
+}
+
+// Decide records the user's decision on a candidate of the current
+// search: include it, or exclude it for a reason (required, shown in the
+// PRISMA counts).
+func (p *Project) Decide(id string, include bool, reason string) error {
+	if !p.IsCandidate(id) {
+		return fmt.Errorf("study %s is not among the studies the current search found", id)
+	}
+	reason = cleanSpace(reason)
+	if !include && reason == "" {
+		return fmt.Errorf("give the reason to exclude %s", p.Label(id))
+	}
+	if p.Decisions == nil {
+		p.Decisions = map[string]Decision{}
+	}
+	p.Decisions[id] = Decision{Include: include, Reason: reason, At: time.Now().UTC()}
+	return nil
+}
+
+// Undecide removes the user's decision on a study.
+func (p *Project) Undecide(id string) { delete(p.Decisions, id) }
+
+// Included returns the IDs of the included candidates of the current
+// search, in the order of the screening (best first), then of the search.
+func (p *Project) Included() []string {
+	var out []string
+	for _, id := range p.candidatesInOrder() {
+		if d, ok := p.Decisions[id]; ok && d.Include {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// candidatesInOrder returns the current search's candidates: the screened
+// ones in the screening's order, then the others in the search's order.
+func (p *Project) candidatesInOrder() []string {
+	if p.Search == nil {
+		return nil
+	}
+	cand := make(map[string]bool, len(p.Search.IDs))
+	for _, id := range p.Search.IDs {
+		cand[id] = true
+	}
+	out := make([]string, 0, len(p.Search.IDs))
+	seen := map[string]bool{}
+	for _, s := range p.Screening {
+		if cand[s.ID] && !seen[s.ID] {
+			seen[s.ID] = true
+			out = append(out, s.ID)
+		}
+	}
+	for _, id := range p.Search.IDs {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Label names a study for tables and the forest plot: "Smith 2019" (the
+// first author's last name and the year), else its title's first words,
+// else its ID.
+func (p *Project) Label(id string) string {
+	info, ok := p.Studies[id]
+	if !ok {
+		return id
+	}
+	name := info.FirstAuthor
+	if name == "" {
+		name = clipRunes(cleanSpace(info.Title), 30)
+	}
+	if name == "" {
+		return id
+	}
+	if info.Year > 0 {
+		return fmt.Sprintf("%s %d", name, info.Year)
+	}
+	return name
+}
+
+// InfoOf returns the StudyInfo of a record.
+func InfoOf(r *Record) StudyInfo {
+	info := StudyInfo{PMID: r.PMID, Title: cleanSpace(r.Title), Year: r.Year}
+	if len(r.Authors) > 0 {
+		info.FirstAuthor = lastName(r.Authors[0])
+	}
+	return info
+}
+
+// nameParticles start a last name of several words ("van der Berg").
+var nameParticles = map[string]bool{"van": true, "von": true, "der": true, "den": true, "de": true, "del": true,
+	"della": true, "di": true, "da": true, "dos": true, "du": true, "la": true, "le": true, "ter": true, "ten": true, "al": true, "el": true}
+
+// lastName returns the last name of an author written "Last First" (a
+// collective name gives its first word): leading particles ("van der")
+// are kept with the name they precede.
+func lastName(author string) string {
+	words := strings.Fields(author)
+	var out []string
+	for _, w := range words {
+		out = append(out, w)
+		if !nameParticles[strings.ToLower(w)] {
+			break
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// ScreeningStale reports whether the criterion texts differ from those the
+// screening answered, so that Session.Screen must screen again.
+func (p *Project) ScreeningStale() bool {
+	if len(p.Screening) == 0 {
+		return false
+	}
+	return !slices.Equal(criterionTexts(p.Criteria), p.ScreenedCriteria)
+}
+
+// criterionTexts returns the criteria's texts, white space collapsed.
+func criterionTexts(cs []Criterion) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = cleanSpace(c.Text)
+	}
+	return out
+}
+
+// Rescore recomputes the screening scores for the current criteria's
+// weights and switches (no model call) and sorts the screening, best
+// first: candidates of the current search before the others, studies that
+// could not be screened last. A stale screening (ScreeningStale) keeps its
+// scores.
+func (p *Project) Rescore() {
+	if !p.ScreeningStale() {
+		for i := range p.Screening {
+			if p.Screening[i].Error == "" {
+				p.Screening[i].Score = Score(p.Screening[i].Verdicts, p.Criteria)
+			}
+		}
+	}
+	p.sortScreening()
+}
+
+// sortScreening orders the screening as Rescore says; ties keep the
+// order of the search (then the previous order).
+func (p *Project) sortScreening() {
+	pos := map[string]int{}
+	if p.Search != nil {
+		for i, id := range p.Search.IDs {
+			pos[id] = i
+		}
+	}
+	rank := func(s ScreenedStudy) (cand, failed bool, at int) {
+		i, ok := pos[s.ID]
+		if !ok {
+			i = len(pos)
+		}
+		return ok, s.Error != "", i
+	}
+	slices.SortStableFunc(p.Screening, func(a, b ScreenedStudy) int {
+		ca, fa, ia := rank(a)
+		cb, fb, ib := rank(b)
+		switch {
+		case ca != cb:
+			if ca {
+				return -1
+			}
+			return 1
+		case fa != fb:
+			if fb {
+				return -1
+			}
+			return 1
+		case a.Score != b.Score:
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return ia - ib
+	})
+}
+
+// PRISMACounts are the numbers of a PRISMA flow diagram for the current
+// search: Identified = Duplicates + NotScreened + Screened, and Screened =
+// Excluded + Undecided + Included.
+type PRISMACounts struct {
+	// Identified is the number of records the search found.
+	Identified int `json:"identified"`
+	// Duplicates is the number of duplicates removed (the corpus keeps one
+	// record per PMID or DOI, so 0).
+	Duplicates int `json:"duplicates"`
+	// Screened is the number of candidates screened by the model or
+	// decided by the user.
+	Screened int `json:"screened"`
+	// Excluded is the number of screened records the user excluded;
+	// Reasons counts them per reason.
+	Excluded int            `json:"excluded"`
+	Reasons  map[string]int `json:"reasons"`
+	// NotScreened is the number of records found but not screened (beyond
+	// the search's limit, or not screened yet).
+	NotScreened int `json:"not_screened"`
+	// Undecided is the number of screened records without a decision.
+	Undecided int `json:"undecided"`
+	// Included is the number of studies the user included.
+	Included int `json:"included"`
+}
+
+// PRISMA returns the PRISMA counts of the current search: decisions and
+// screenings of studies the current search does not find are left out.
+func (p *Project) PRISMA() PRISMACounts {
+	c := PRISMACounts{Reasons: map[string]int{}}
+	if p.Search == nil {
+		return c
+	}
+	c.Identified = int(p.Search.Total)
+	screened := map[string]bool{}
+	for _, s := range p.Screening {
+		if s.Error == "" {
+			screened[s.ID] = true
+		}
+	}
+	for _, id := range p.candidatesInOrder() {
+		d, decided := p.Decisions[id]
+		if !decided && !screened[id] {
+			continue
+		}
+		c.Screened++
+		switch {
+		case !decided:
+			c.Undecided++
+		case d.Include:
+			c.Included++
+		default:
+			c.Excluded++
+			c.Reasons[d.Reason]++
+		}
+	}
+	c.NotScreened = max(c.Identified-c.Duplicates-c.Screened, 0)
+	return c
+}
+
+// StandardTable standardizes the extracted results of the included
+// studies (see Standardize) for the meta-analysis, in the order of
+// Included. A study without a result, or whose result cannot be
+// standardized, is left out and named in problems. Labels that would
+// repeat get a, b, ... ("Smith 2019a").
+func (p *Project) StandardTable() (rows []StandardRow, problems []string) {
+	included := p.Included()
+	labels := p.uniqueLabels(included)
+	for _, id := range included {
+		r, ok := p.Results[id]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: no result extracted yet", labels[id]))
+			continue
+		}
+		row, err := Standardize(r, p.Result, labels[id])
+		if err != nil {
+			var re *RowError
+			if errors.As(err, &re) {
+				problems = append(problems, fmt.Sprintf("%s: %s", labels[id], strings.Join(re.Problems, "; ")))
+			} else {
+				problems = append(problems, fmt.Sprintf("%s: %v", labels[id], err))
+			}
+			continue
+		}
+		rows = append(rows, row)
+	}
+	return rows, problems
+}
+
+// uniqueLabels returns the labels of the studies, with a, b, ... added to
+// labels that would repeat.
+func (p *Project) uniqueLabels(ids []string) map[string]string {
+	count := map[string]int{}
+	for _, id := range ids {
+		count[p.Label(id)]++
+	}
+	next := map[string]int{}
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		l := p.Label(id)
+		if count[l] > 1 {
+			n := next[l]
+			next[l]++
+			l += suffixLetters(n)
+		}
+		out[id] = l
+	}
+	return out
+}
+
+// suffixLetters returns a, b, ..., z, aa, ab, ... for 0, 1, ...
+func suffixLetters(n int) string {
+	s := ""
+	for n++; n > 0; n /= 26 {
+		n--
+		s = string(rune('a'+n%26)) + s
+	}
+	return s
+}
+
+// MetaOptions returns the meta-analysis options of the project's Meta
+// settings: the measure (or the default for Result.Measure), the method
+// (REML by default) and Knapp–Hartung inference.
+func (p *Project) MetaOptions() (meta.Options, error) {
+	var opts meta.Options
+	if p.Meta.Measure != "" {
+		m, err := meta.ParseMeasure(p.Meta.Measure)
+		if err != nil {
+			return opts, err
+		}
+		opts.Measure = m
+	} else {
+		if p.Result.Measure == "" {
+			return opts, errors.New("choose the shape of the result to extract (or an effect measure) before the meta-analysis")
+		}
+		opts.Measure = DefaultMeasure(p.Result.Measure)
+	}
+	if p.Meta.Method != "" {
+		m, err := meta.ParseMethod(p.Meta.Method)
+		if err != nil {
+			return opts, err
+		}
+		opts.Method = m
+	}
+	if p.Meta.KnappHartung {
+		opts.Test = meta.TestKnHa
+	}
+	return opts, nil
+}
+
+// Analyze runs the meta-analysis of the standardized table (StandardTable;
+// studies it leaves out are not analysed) with the project's Meta
+// settings. It returns the studies analysed with the result.
+func (p *Project) Analyze() (studies []meta.Study, res meta.Result, err error) {
+	opts, err := p.MetaOptions()
+	if err != nil {
+		return nil, meta.Result{}, fmt.Errorf("evidence: meta-analysis: %w", err)
+	}
+	rows, problems := p.StandardTable()
+	if len(rows) == 0 {
+		msg := "no included study has a standardized result yet"
+		if len(problems) > 0 {
+			msg += ": " + strings.Join(problems, "; ")
+		}
+		return nil, meta.Result{}, errors.New("evidence: meta-analysis: " + msg)
+	}
+	studies = make([]meta.Study, len(rows))
+	for i, r := range rows {
+		studies[i] = r.MetaStudy()
+	}
+	res, err = meta.Analyze(studies, opts)
+	if err != nil {
+		return studies, meta.Result{}, fmt.Errorf("evidence: meta-analysis: %w", err)
+	}
+	return studies, res, nil
+}
+
+// ParseProject reads a saved review project: a format version this
+// Clinsight does not know (a newer one) is refused, then the project is
+// decoded and checked (Validate); missing maps are made empty.
+func ParseProject(data []byte) (*Project, error) {
+	var head struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("it is not a review project (invalid JSON: %w)", err)
+	}
+	if head.Version == nil {
+		return nil, errors.New("it is not a review project (no format version)")
+	}
+	if *head.Version > ProjectVersion {
+		return nil, fmt.Errorf("%w: it has format version %d and this version of Clinsight reads up to %d; update Clinsight to open it", ErrNewerProject, *head.Version, ProjectVersion)
+	}
+	p := &Project{}
+	if err := json.Unmarshal(data, p); err != nil {
+		return nil, fmt.Errorf("it is not a valid review project: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("it is not a valid review project: %w", err)
+	}
+	if p.Studies == nil {
+		p.Studies = map[string]StudyInfo{}
+	}
+	if p.Decisions == nil {
+		p.Decisions = map[string]Decision{}
+	}
+	if p.Extractions == nil {
+		p.Extractions = map[string][]FieldValue{}
+	}
+	if p.Results == nil {
+		p.Results = map[string]ResultExtraction{}
+	}
+	return p, nil
+}
+
+// ErrNewerProject is returned by ParseProject for a project saved by a
+// newer version of Clinsight.
+var ErrNewerProject = errors.New("the review project was saved by a newer version of Clinsight")

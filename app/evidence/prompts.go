@@ -22,14 +22,14 @@ var promptFuncs = template.FuncMap{"inc": func(i int) int { return i + 1 }}
 // defines its own "system" and "user" (read-only after initialisation).
 var prompts = func() map[string]*template.Template {
 	m := map[string]*template.Template{}
-	for _, step := range []string{"terms", "criteria", "screen"} {
+	for _, step := range []string{"terms", "criteria", "screen", "fields", "results"} {
 		m[step] = template.Must(template.New(step).Funcs(promptFuncs).ParseFS(promptFiles, "prompts/"+step+".tmpl"))
 	}
 	return m
 }()
 
 // promptMessages renders the system and user templates of a step
-// ("terms", "criteria", "screen") with data.
+// ("terms", "criteria", "screen", "fields", "results") with data.
 func promptMessages(step string, data any) ([]localllm.Message, error) {
 	t, ok := prompts[step]
 	if !ok {

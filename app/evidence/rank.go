@@ -3,7 +3,9 @@ package evidence
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -187,12 +189,16 @@ func (r *Ranker) Query(p PICO) map[string]float64 {
 // (ties keep the input order).
 func (r *Ranker) Rank(p PICO) []Scored {
 	q := r.Query(p)
+	// Sum the terms in a fixed order: a map's order would change the
+	// floating-point sums, and so the order of tied studies, between runs.
+	terms := slices.Sorted(maps.Keys(q))
 	k1, b := r.opts.K1, r.opts.B
 	out := make([]Scored, len(r.docs))
 	for i, d := range r.docs {
 		var s float64
 		norm := k1 * (1 - b + b*r.dl[i]/math.Max(r.avgdl, 1e-9))
-		for t, qw := range q {
+		for _, t := range terms {
+			qw := q[t]
 			f := r.tf[i][t]
 			if f == 0 {
 				continue

@@ -1,5 +1,19 @@
 package evidence
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/clinsight/clinsight/app/meta"
+	"github.com/clinsight/clinsight/localllm"
+)
+
 // Measure is the shape of a study's result for an outcome.
 type Measure string
 
@@ -112,4 +126,561 @@ type StandardRow struct {
 	Derivations []string `json:"derivations,omitempty"`
 	// Sources are the chunk numbers every number was read from.
 	Sources []int `json:"sources,omitempty"`
+	// Unsupported names the values not found in their cited chunks
+	// ("events1 12"), to be checked by the user.
+	Unsupported []string `json:"unsupported,omitempty"`
+}
+
+// Validate checks that m is one of the result shapes.
+func (m Measure) Validate() error {
+	switch m {
+	case TwoGroups, SingleArm, MeansSDs, RatioCI:
+		return nil
+	}
+	return fmt.Errorf("evidence: unknown result shape %q: use %q (events and totals in two groups), %q (events and total in one group), %q (means and SDs) or %q (a ratio with its 95%% CI)",
+		string(m), TwoGroups, SingleArm, MeansSDs, RatioCI)
+}
+
+// Label describes the shape in words.
+func (m Measure) Label() string {
+	switch m {
+	case TwoGroups:
+		return "events and totals in two groups"
+	case SingleArm:
+		return "events and total in one group"
+	case MeansSDs:
+		return "means and SDs in two groups"
+	case RatioCI:
+		return "a ratio with its 95% CI"
+	}
+	return string(m)
+}
+
+// Validate checks the spec: an outcome and a known measure.
+func (s ResultSpec) Validate() error {
+	if cleanSpace(s.Outcome) == "" {
+		return errors.New("evidence: the result has no outcome; say which outcome to extract (\"overall response rate\")")
+	}
+	return s.Measure.Validate()
+}
+
+// Roles of result groups.
+const (
+	// RoleTreatment is the experimental (or single) group.
+	RoleTreatment = "treatment"
+	// RoleControl is the comparison group.
+	RoleControl = "control"
+)
+
+// numberSchema is a number with its sources, or null.
+const numberSchema = `{"type":["object","null"],"properties":{"value":{"type":"number"},"sources":{"type":"array","items":{"type":"integer"}}},"required":["value","sources"]}`
+
+// resultSchemas are the schemas of a result reply, by measure: the groups
+// with the numbers of the measure, and for RatioCI the reported effect.
+var resultSchemas = func() map[Measure]*localllm.Schema {
+	group := func(nums ...string) string {
+		props := []string{`"name":{"type":"string"}`, `"role":{"type":"string","enum":["treatment","control","other"]}`}
+		req := []string{`"name"`, `"role"`}
+		for _, n := range nums {
+			props = append(props, fmt.Sprintf("%q:%s", n, numberSchema))
+			req = append(req, strconv.Quote(n))
+		}
+		return fmt.Sprintf(`{"type":"object","properties":{%s},"required":[%s]}`, strings.Join(props, ","), strings.Join(req, ","))
+	}
+	reply := func(group string, effect bool) *localllm.Schema {
+		if !effect {
+			return localllm.MustParseSchema(fmt.Sprintf(`{"type":"object","properties":{"groups":{"type":"array","items":%s}},"required":["groups"]}`, group))
+		}
+		return localllm.MustParseSchema(fmt.Sprintf(`{"type":"object","properties":{"groups":{"type":"array","items":%s},
+			"effect":{"type":["object","null"],"properties":{"kind":{"type":"string"},"est":{"type":"number"},"lower":{"type":"number"},"upper":{"type":"number"},
+			"sources":{"type":"array","items":{"type":"integer"}}},"required":["kind","est","lower","upper","sources"]}},"required":["groups","effect"]}`, group))
+	}
+	counts := reply(group("n", "events", "percent"), false)
+	return map[Measure]*localllm.Schema{
+		TwoGroups: counts,
+		SingleArm: counts,
+		MeansSDs:  reply(group("n", "mean", "sd"), false),
+		RatioCI:   reply(group("n"), true),
+	}
+}()
+
+// numberReply is a number of a result reply.
+type numberReply struct {
+	Value   float64 `json:"value"`
+	Sources []int   `json:"sources"`
+}
+
+// resultReply is a result reply.
+type resultReply struct {
+	Groups []struct {
+		Name    string       `json:"name"`
+		Role    string       `json:"role"`
+		N       *numberReply `json:"n"`
+		Events  *numberReply `json:"events"`
+		Percent *numberReply `json:"percent"`
+		Mean    *numberReply `json:"mean"`
+		SD      *numberReply `json:"sd"`
+	} `json:"groups"`
+	Effect *struct {
+		Kind    string  `json:"kind"`
+		Est     float64 `json:"est"`
+		Lower   float64 `json:"lower"`
+		Upper   float64 `json:"upper"`
+		Sources []int   `json:"sources"`
+	} `json:"effect"`
+}
+
+// ExtractResult asks the model for the study's result for spec in one
+// typed JSON reply: the groups (name, role by the cohort definition, N and
+// the numbers of spec.Measure), and for RatioCI the reported effect with its
+// CI, every number with up to MaxSources source passages. The model only
+// copies numbers; Standardize computes the table row in Go. A reply citing
+// passages that were not shown, or too many, is retried once with a
+// message naming them, then rejected with a *SourceError. Every number is
+// checked against its cited passages and flagged Unsupported when it is
+// not found there (or cites none).
+func (e *Extractor) ExtractResult(ctx context.Context, t StudyText, spec ResultSpec) (ResultExtraction, error) {
+	if err := spec.Validate(); err != nil {
+		return ResultExtraction{}, err
+	}
+	if len(t.Chunks) == 0 {
+		return ResultExtraction{}, fmt.Errorf("evidence: extracting the result of %s: the study has no text", t.ID)
+	}
+	view := selectChunks(t, spec.Outcome+" "+spec.Cohort, e.budget())
+	msgs, err := promptMessages("results", struct {
+		textView
+		Outcome, Cohort, Measure string
+		MaxSources               int
+	}{view, cleanSpace(spec.Outcome), cleanSpace(spec.Cohort), string(spec.Measure), MaxSources})
+	if err != nil {
+		return ResultExtraction{}, err
+	}
+	req := localllm.ChatRequest{Model: e.Model, Messages: msgs, Options: e.Options}
+	var problems []sourceProblem
+	for attempt := 0; attempt < 2; attempt++ {
+		var reply resultReply
+		res, err := e.Chat.ChatJSON(ctx, req, resultSchemas[spec.Measure], &reply)
+		if err != nil {
+			return ResultExtraction{}, fmt.Errorf("evidence: extracting the result of %s: %w", t.ID, err)
+		}
+		problems = problems[:0]
+		number := func(what string, n *numberReply) *Number {
+			if n == nil {
+				return nil
+			}
+			src, p := checkSources(what, n.Sources, view.shown)
+			if p != nil {
+				problems = append(problems, *p)
+			}
+			return &Number{Value: n.Value, Sources: src}
+		}
+		out := ResultExtraction{StudyID: t.ID, Groups: []ResultGroup{}}
+		for i, g := range reply.Groups {
+			name := cleanSpace(g.Name)
+			if name == "" {
+				name = fmt.Sprintf("group %d", i+1)
+			}
+			role := ""
+			if g.Role == RoleTreatment || g.Role == RoleControl {
+				role = g.Role
+			}
+			what := func(n string) string { return fmt.Sprintf("group %q %s", name, n) }
+			out.Groups = append(out.Groups, ResultGroup{Name: name, Role: role,
+				N: number(what("n"), g.N), Events: number(what("events"), g.Events), Percent: number(what("percent"), g.Percent),
+				Mean: number(what("mean"), g.Mean), SD: number(what("sd"), g.SD)})
+		}
+		if ef := reply.Effect; ef != nil {
+			src, p := checkSources("the effect", ef.Sources, view.shown)
+			if p != nil {
+				problems = append(problems, *p)
+			}
+			out.Effect = &Effect{Kind: strings.ToUpper(cleanSpace(ef.Kind)),
+				Est:   Number{Value: ef.Est, Sources: src},
+				Lower: Number{Value: ef.Lower, Sources: slices.Clone(src)},
+				Upper: Number{Value: ef.Upper, Sources: slices.Clone(src)}}
+		}
+		if len(problems) == 0 {
+			return CheckResult(out, t), nil
+		}
+		req.Messages = append(append([]localllm.Message(nil), req.Messages...),
+			localllm.Message{Role: localllm.RoleAssistant, Content: res.Content},
+			localllm.Message{Role: localllm.RoleUser, Content: sourceRetry(problems, view.valid)})
+	}
+	return ResultExtraction{}, fmt.Errorf("evidence: extracting the result of %s: %w", t.ID, sourceErr(t.ID, e.Model, problems[0], view.valid))
+}
+
+// CheckResult returns r with every number's Unsupported flag recomputed
+// against the study's text: set when the number cites no chunk or occurs
+// in none of its cited chunks (compared as in Supported). Call it after
+// the user edits a number or its sources. r is not modified.
+func CheckResult(r ResultExtraction, t StudyText) ResultExtraction {
+	check := func(n *Number) *Number {
+		if n == nil {
+			return nil
+		}
+		c := *n
+		c.Sources = slices.Clone(n.Sources)
+		c.Unsupported = len(c.Sources) == 0 || !numberSupported(c.Value, t, c.Sources)
+		return &c
+	}
+	out := r
+	out.Groups = make([]ResultGroup, len(r.Groups))
+	for i, g := range r.Groups {
+		out.Groups[i] = ResultGroup{Name: g.Name, Role: g.Role, N: check(g.N), Events: check(g.Events),
+			Percent: check(g.Percent), Mean: check(g.Mean), SD: check(g.SD)}
+	}
+	if r.Effect != nil {
+		ef := Effect{Kind: r.Effect.Kind, Est: *check(&r.Effect.Est), Lower: *check(&r.Effect.Lower), Upper: *check(&r.Effect.Upper)}
+		out.Effect = &ef
+	}
+	return out
+}
+
+// numberSupported reports whether v (its magnitude) occurs among the
+// numbers of the cited chunks.
+func numberSupported(v float64, t StudyText, sources []int) bool {
+	return Supported(canonNumber(v), t, sources)
+}
+
+// MergeResult merges a new model run (fresh) into a study's earlier result
+// (old): old is kept when the user Edited it, else fresh is taken.
+func MergeResult(old, fresh ResultExtraction) ResultExtraction {
+	if old.Edited {
+		return old
+	}
+	return fresh
+}
+
+// RowError is a study whose result cannot be standardized: values missing
+// or impossible. Problems name the group and the value.
+type RowError struct {
+	// StudyID and Label name the study.
+	StudyID, Label string
+	// Problems say what is wrong, one each.
+	Problems []string
+}
+
+// Error names the study and lists the problems.
+func (e *RowError) Error() string {
+	name := e.Label
+	if e.StudyID != "" && e.StudyID != e.Label {
+		name += " (" + e.StudyID + ")"
+	}
+	return "evidence: " + name + ": " + strings.Join(e.Problems, "; ")
+}
+
+// arm is a group chosen for a side of the table.
+type arm struct {
+	g    *ResultGroup
+	side string // "treatment" or "control" (or "single")
+}
+
+// describe names the arm's group for messages: `the treatment group ("MWA")`.
+func (a arm) describe() string {
+	return fmt.Sprintf("the %s group (%q)", a.side, a.g.Name)
+}
+
+// Standardize computes a study's row of the standardized table from its
+// extracted result, in Go (no model-written code runs):
+//   - TwoGroups: events and totals of the treatment and control groups;
+//     events are derived as percent × N, rounded, when only a percentage
+//     is reported (recorded in Derivations);
+//   - SingleArm: events and total of the treatment group (or the first);
+//   - MeansSDs: means, SDs and sizes of the two groups;
+//   - RatioCI: the reported ratio with its CI.
+//
+// The treatment and control groups are the ones with those roles; when a
+// role is missing, the remaining groups are taken in their order, and
+// Derivations say so. Values are validated (N ≥ 1, 0 ≤ events ≤ N, SD > 0
+// with N ≥ 2, 0 < lower < est < upper); problems give a *RowError naming
+// the study, the group and the value, with the row holding what could be
+// computed. label names the study ("" means its ID).
+func Standardize(r ResultExtraction, spec ResultSpec, label string) (StandardRow, error) {
+	if label = cleanSpace(label); label == "" {
+		label = r.StudyID
+	}
+	row := StandardRow{StudyID: r.StudyID, Label: label, Measure: spec.Measure}
+	if err := spec.Measure.Validate(); err != nil {
+		return row, err
+	}
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	sources := map[int]bool{}
+	use := func(what string, n *Number) {
+		for _, s := range n.Sources {
+			sources[s] = true
+		}
+		if n.Unsupported {
+			row.Unsupported = append(row.Unsupported, fmt.Sprintf("%s %s", what, fmtNum(n.Value)))
+		}
+	}
+	// size returns an arm's N, checked.
+	size := func(a arm, key string, atLeast float64) (float64, bool) {
+		if a.g.N == nil {
+			problem("%s has no number of participants (N)", a.describe())
+			return 0, false
+		}
+		use(key, a.g.N)
+		n := a.g.N.Value
+		switch {
+		case n < 1:
+			problem("%s has N = %s; a group needs at least 1 participant", a.describe(), fmtNum(n))
+			return n, false
+		case n != math.Trunc(n):
+			problem("%s has N = %s, which is not a whole number of participants", a.describe(), fmtNum(n))
+			return n, false
+		case n < atLeast:
+			problem("%s has N = %s; a standard deviation needs at least %s participants", a.describe(), fmtNum(n), fmtNum(atLeast))
+			return n, false
+		}
+		return n, true
+	}
+	// events returns an arm's events, from the count or percent × N.
+	events := func(a arm, key string, n float64, nOK bool) float64 {
+		g := a.g
+		var ev float64
+		switch {
+		case g.Events != nil:
+			use(key, g.Events)
+			ev = g.Events.Value
+		case g.Percent != nil && g.N != nil:
+			use(strings.Replace(key, "events", "percent", 1), g.Percent)
+			p := g.Percent.Value
+			if p < 0 || p > 100 {
+				problem("%s has %s%% with the outcome; a percentage is between 0 and 100", a.describe(), fmtNum(p))
+				return 0
+			}
+			exact := p / 100 * n
+			ev = math.Round(exact)
+			d := fmt.Sprintf("%s = %s%% of %s = %s", key, fmtNum(p), fmtNum(n), fmtNum(ev))
+			if math.Abs(exact-ev) > 1e-9 {
+				d += fmt.Sprintf(" (%s rounded)", strconv.FormatFloat(exact, 'f', 2, 64))
+			}
+			row.Derivations = append(row.Derivations, d)
+		default:
+			problem("%s has neither a number of events nor a percentage with the outcome", a.describe())
+			return 0
+		}
+		switch {
+		case ev < 0:
+			problem("%s has %s events; events cannot be negative", a.describe(), fmtNum(ev))
+		case ev != math.Trunc(ev):
+			problem("%s has %s events, which is not a whole number", a.describe(), fmtNum(ev))
+		case nOK && ev > n:
+			problem("%s has %s events but only %s participants", a.describe(), fmtNum(ev), fmtNum(n))
+		}
+		return ev
+	}
+	// meanSD returns an arm's mean and SD, checked.
+	meanSD := func(a arm, key string) (m, sd float64) {
+		if a.g.Mean == nil {
+			problem("%s has no mean", a.describe())
+		} else {
+			use("mean"+key, a.g.Mean)
+			m = a.g.Mean.Value
+		}
+		if a.g.SD == nil {
+			problem("%s has no standard deviation (SD)", a.describe())
+		} else {
+			use("sd"+key, a.g.SD)
+			if sd = a.g.SD.Value; sd <= 0 {
+				problem("%s has SD = %s; a standard deviation must be greater than 0", a.describe(), fmtNum(sd))
+			}
+		}
+		return m, sd
+	}
+
+	switch spec.Measure {
+	case TwoGroups, MeansSDs:
+		t, c, notes := pickArms(r.Groups)
+		row.Derivations = append(row.Derivations, notes...)
+		if t == nil || c == nil {
+			problem("a treatment and a control group are needed, but the study has %d %s", len(r.Groups), pluralWord(len(r.Groups), "group", "groups"))
+			break
+		}
+		ta, ca := arm{t, RoleTreatment}, arm{c, RoleControl}
+		if spec.Measure == TwoGroups {
+			n1, ok1 := size(ta, "total1", 1)
+			n2, ok2 := size(ca, "total2", 1)
+			row.Total1, row.Total2 = n1, n2
+			row.Events1 = events(ta, "events1", n1, ok1)
+			row.Events2 = events(ca, "events2", n2, ok2)
+		} else {
+			row.Total1, _ = size(ta, "total1", 2)
+			row.Total2, _ = size(ca, "total2", 2)
+			row.Mean1, row.SD1 = meanSD(ta, "1")
+			row.Mean2, row.SD2 = meanSD(ca, "2")
+		}
+	case SingleArm:
+		g, note := pickSingle(r.Groups)
+		if note != "" {
+			row.Derivations = append(row.Derivations, note)
+		}
+		if g == nil {
+			problem("the study has no group with the outcome")
+			break
+		}
+		a := arm{g, "single"}
+		if g.Role == RoleTreatment {
+			a.side = RoleTreatment
+		}
+		n, ok := size(a, "total1", 1)
+		row.Total1 = n
+		row.Events1 = events(a, "events1", n, ok)
+	case RatioCI:
+		ef := r.Effect
+		if ef == nil {
+			problem("the study reports no ratio with a confidence interval for the outcome")
+			break
+		}
+		row.EffectKind = ef.Kind
+		if row.EffectKind == "" {
+			row.EffectKind = "ratio"
+		}
+		use("est", &ef.Est)
+		use("lower", &ef.Lower)
+		use("upper", &ef.Upper)
+		row.Est, row.Lower, row.Upper = ef.Est.Value, ef.Lower.Value, ef.Upper.Value
+		switch {
+		case row.Est <= 0 || row.Lower <= 0 || row.Upper <= 0:
+			problem("the %s %s [%s, %s] has a value at or below 0; a ratio and its limits must be above 0", row.EffectKind,
+				fmtNum(row.Est), fmtNum(row.Lower), fmtNum(row.Upper))
+		case !(row.Lower < row.Upper):
+			problem("the lower limit %s of the %s is not below the upper limit %s", fmtNum(row.Lower), row.EffectKind, fmtNum(row.Upper))
+		case row.Est < row.Lower || row.Est > row.Upper:
+			problem("the %s %s lies outside its confidence interval [%s, %s]", row.EffectKind, fmtNum(row.Est), fmtNum(row.Lower), fmtNum(row.Upper))
+		}
+	}
+	row.Sources = slices.Sorted(maps.Keys(sources))
+	if len(problems) > 0 {
+		return row, &RowError{StudyID: r.StudyID, Label: label, Problems: problems}
+	}
+	return row, nil
+}
+
+// pickArms chooses the treatment and control groups: the first with each
+// role; a missing role is filled with the first remaining group, in order,
+// and the notes say so.
+func pickArms(groups []ResultGroup) (t, c *ResultGroup, notes []string) {
+	count := map[string]int{}
+	for i := range groups {
+		g := &groups[i]
+		count[g.Role]++
+		switch {
+		case g.Role == RoleTreatment && t == nil:
+			t = g
+		case g.Role == RoleControl && c == nil:
+			c = g
+		}
+	}
+	for _, role := range []string{RoleTreatment, RoleControl} {
+		if count[role] > 1 {
+			first := t
+			if role == RoleControl {
+				first = c
+			}
+			notes = append(notes, fmt.Sprintf("%d groups are marked as %s; the first (%q) is used", count[role], role, first.Name))
+		}
+	}
+	fill := func(role string) *ResultGroup {
+		for i := range groups {
+			g := &groups[i]
+			if g != t && g != c && g.Role != RoleTreatment && g.Role != RoleControl {
+				notes = append(notes, fmt.Sprintf("no group is marked as %s: group %d (%q) is taken, by its order", role, i+1, g.Name))
+				return g
+			}
+		}
+		return nil
+	}
+	if t == nil {
+		t = fill(RoleTreatment)
+	}
+	if c == nil {
+		c = fill(RoleControl)
+	}
+	return t, c, notes
+}
+
+// pickSingle chooses the group of a single-arm result: the first marked
+// treatment, else the first group; the note says which when there are
+// several.
+func pickSingle(groups []ResultGroup) (*ResultGroup, string) {
+	if len(groups) == 0 {
+		return nil, ""
+	}
+	for i := range groups {
+		if groups[i].Role == RoleTreatment {
+			if len(groups) > 1 {
+				return &groups[i], fmt.Sprintf("the study has %d groups; the treatment group (%q) is used", len(groups), groups[i].Name)
+			}
+			return &groups[i], ""
+		}
+	}
+	if len(groups) > 1 {
+		return &groups[0], fmt.Sprintf("the study has %d groups and none is marked as treatment: the first (%q) is used", len(groups), groups[0].Name)
+	}
+	return &groups[0], ""
+}
+
+// pluralWord picks the singular or plural form for n.
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// fmtNum writes a number without trailing zeros.
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// MetaStudy returns the row as a study of the meta-analysis engine, with
+// the Kind of its Measure: Binary (TwoGroups), Proportion (SingleArm),
+// Continuous (MeansSDs) or Generic (RatioCI, the estimate and CI on their
+// natural scale, for meta.GENRatio).
+func (r StandardRow) MetaStudy() meta.Study {
+	s := meta.Study{Label: r.Label}
+	if s.Label == "" {
+		s.Label = r.StudyID
+	}
+	switch r.Measure {
+	case TwoGroups:
+		s.Kind, s.AI, s.N1I, s.CI, s.N2I = meta.Binary, r.Events1, r.Total1, r.Events2, r.Total2
+	case SingleArm:
+		s.Kind, s.XI, s.NI = meta.Proportion, r.Events1, r.Total1
+	case MeansSDs:
+		s.Kind = meta.Continuous
+		s.M1I, s.SD1I, s.N1I = r.Mean1, r.SD1, r.Total1
+		s.M2I, s.SD2I, s.N2I = r.Mean2, r.SD2, r.Total2
+	case RatioCI:
+		s.Kind, s.Est, s.LB, s.UB = meta.Generic, r.Est, r.Lower, r.Upper
+	}
+	return s
+}
+
+// DefaultMeasure is the effect measure a result shape is pooled with unless
+// the user picks another: the risk ratio for two groups, the raw proportion
+// for one group, the mean difference for means, the generic ratio (log
+// scale) for a reported ratio; "" for an unknown shape.
+func DefaultMeasure(m Measure) meta.Measure {
+	if ms := MeasuresFor(m); len(ms) > 0 {
+		return ms[0]
+	}
+	return ""
+}
+
+// MeasuresFor lists the effect measures a result shape can be pooled with,
+// the default first: RR, OR, RD for two groups; PR, PLO, PFT for one group;
+// MD, SMD for means; GEN.RATIO for a reported ratio.
+func MeasuresFor(m Measure) []meta.Measure {
+	switch m {
+	case TwoGroups:
+		return []meta.Measure{meta.RR, meta.OR, meta.RD}
+	case SingleArm:
+		return []meta.Measure{meta.PR, meta.PLO, meta.PFT}
+	case MeansSDs:
+		return []meta.Measure{meta.MD, meta.SMD}
+	case RatioCI:
+		return []meta.Measure{meta.GENRatio}
+	}
+	return nil
 }

@@ -25,6 +25,11 @@ const (
 	// (external content: RecordsTable, kept in step by Import; FTS5 triggers
 	// would flush the index at every row and make imports ten times slower).
 	FTSTable = "evidence_fts"
+	// FullTextsTable holds one row per record with an imported full text:
+	// where it came from and when.
+	FullTextsTable = "evidence_fulltexts"
+	// ChunksTable holds the numbered chunks of the full texts (StudyText).
+	ChunksTable = "evidence_chunks"
 )
 
 // schema creates the corpus tables when they do not exist. The FTS5
@@ -52,12 +57,31 @@ var schema = []string{
 		title, abstract, mesh,
 		content='evidence_records', content_rowid='rowid',
 		tokenize='unicode61 remove_diacritics 2')`,
+	`CREATE TABLE IF NOT EXISTS evidence_fulltexts (
+		record_id TEXT PRIMARY KEY, -- evidence_records.id
+		source TEXT NOT NULL, -- the file's name
+		format TEXT NOT NULL, -- jats, text, pdf or demo
+		imported TEXT NOT NULL -- RFC 3339, UTC
+	) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS evidence_chunks (
+		record_id TEXT NOT NULL, -- evidence_fulltexts.record_id
+		n INTEGER NOT NULL, -- from 1 in reading order
+		section TEXT NOT NULL DEFAULT '',
+		text TEXT NOT NULL,
+		PRIMARY KEY (record_id, n)
+	) WITHOUT ROWID`,
 }
 
 // ImportOptions tunes Import.
 type ImportOptions struct {
 	// Format is the file's format; empty detects it (DetectFormat).
 	Format Format
+	// Record is the ID (or PMID) of the record a full text belongs to,
+	// for a file holding one full text: needed when the file's name is not
+	// the record's PMID or ID (12345678.txt, demo-12.txt for demo:12) and
+	// for a JATS article without a PMID or DOI. Empty for files of
+	// records.
+	Record string
 	// Progress receives the bytes read, at most every 1,000 records.
 	Progress datasets.ProgressFunc
 	// Logger records the finished import; nil logs nothing.
@@ -81,6 +105,9 @@ type ImportResult struct {
 	Bytes int64
 	// Duration is the wall time of the import.
 	Duration time.Duration
+	// FullTexts are the full texts the file held (JATS, plain text, PDF),
+	// in file order; empty for a file of records.
+	FullTexts []FullTextImport
 }
 
 // ImportError is a failed import: the file, and (through a wrapped
@@ -126,6 +153,15 @@ const progressEvery = 1000
 // nothing of the file is kept. Records whose ID (PMID, else DOI) is already
 // in the corpus are replaced. Errors are *ImportError values that name the
 // record and line.
+//
+// A full text (format JATS, PlainText or PDF) is split into numbered chunks
+// (ChunkText, DefaultChunkChars) stored for its record, replacing the
+// chunks of an earlier import; ImportResult.FullTexts lists them. A JATS
+// article is matched to its record by PMID, else DOI, and a record missing
+// from the corpus is created from the article's front matter. A plain text
+// or PDF belongs to the record its file is named after (the PMID, or the
+// record ID with "-" for ":": 12345678.txt, demo-12.pdf) or to
+// ImportOptions.Record; a record missing from the corpus is an error.
 func Import(ctx context.Context, db *sql.DB, path string, opts ImportOptions) (ImportResult, error) {
 	start := time.Now()
 	res, err := importFile(ctx, db, path, opts)
@@ -142,7 +178,7 @@ func Import(ctx context.Context, db *sql.DB, path string, opts ImportOptions) (I
 	res.Duration = time.Since(start)
 	if opts.Logger != nil {
 		opts.Logger.Info("imported literature", "file", filepath.Base(path), "format", res.Format,
-			"records", res.Records, "added", res.Added, "updated", res.Updated, "duration", res.Duration)
+			"records", res.Records, "added", res.Added, "updated", res.Updated, "full_texts", len(res.FullTexts), "duration", res.Duration)
 	}
 	return res, nil
 }
@@ -179,15 +215,21 @@ func importFile(ctx context.Context, db *sql.DB, path string, opts ImportOptions
 			return ImportResult{}, err
 		}
 	}
-	rr, err := NewReader(br, format)
-	if err != nil {
-		return ImportResult{}, err
-	}
 	stage := filepath.Base(path)
 	report := func() {
 		if opts.Progress != nil {
 			opts.Progress(datasets.Progress{Stage: stage, Done: cr.n, Total: size, Unit: "bytes"})
 		}
+	}
+	if format.IsFullText() {
+		return importFullText(ctx, db, f, br, ImportResult{Path: path, Format: format, Bytes: size}, opts, report)
+	}
+	if opts.Record != "" {
+		return ImportResult{}, fmt.Errorf("a record ID (--record) is given, but this is a file of %s records, not a full text", format)
+	}
+	rr, err := NewReader(br, format)
+	if err != nil {
+		return ImportResult{}, err
 	}
 	report()
 
@@ -267,6 +309,12 @@ func beginWrite(ctx context.Context, db *sql.DB) (*corpusWriter, error) {
 		"update":    `UPDATE evidence_records SET (` + cols + `) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?`,
 		"ftsInsert": `INSERT INTO evidence_fts (rowid, title, abstract, mesh) VALUES (?, ?, ?, ?)`,
 		"ftsDelete": `INSERT INTO evidence_fts (evidence_fts, rowid, title, abstract, mesh) VALUES ('delete', ?, ?, ?, ?)`,
+		"byPMID":    `SELECT id FROM evidence_records WHERE pmid = ? ORDER BY rowid LIMIT 1`,
+		"byDOI":     `SELECT id FROM evidence_records WHERE doi = ? COLLATE NOCASE ORDER BY rowid LIMIT 1`,
+		"textPut": `INSERT INTO evidence_fulltexts (record_id, source, format, imported) VALUES (?, ?, ?, ?)
+			ON CONFLICT (record_id) DO UPDATE SET source = excluded.source, format = excluded.format, imported = excluded.imported`,
+		"chunksDelete": `DELETE FROM evidence_chunks WHERE record_id = ?`,
+		"chunkPut":     `INSERT INTO evidence_chunks (record_id, n, section, text) VALUES (?, ?, ?, ?)`,
 	} {
 		st, err := conn.PrepareContext(ctx, q)
 		if err != nil {

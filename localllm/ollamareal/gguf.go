@@ -40,7 +40,7 @@ func writeGGUF(tb testing.TB, path string, kv ggml.KV, ts []*ggml.Tensor) {
 }
 
 // LlamaContext is the trained context length of WriteTinyLlama's model.
-const LlamaContext = 1024
+const LlamaContext = 16384
 
 // WriteTinyLlama writes a 2-layer llama with hidden size 32 and a
 // SentencePiece vocabulary of byte tokens (so any text tokenizes and the

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/localllm/ollamatest"
+)
+
+// hccTermsReply is a scripted search-term reply for the HCC PICO.
+const hccTermsReply = `{
+ "primary": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "outcomes": ["local tumor progression"]},
+ "core": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "outcomes": []},
+ "expanded": {"conditions": ["HCC"], "treatments": ["thermal ablation", "MWA"], "outcomes": []}
+}`
+
+// TestEvidenceSearchGeneratesTerms runs "evidence search --pico" without
+// --query: the chat model writes the terms (shown the abstracts a first
+// search finds), the command prints them and the query, then the results.
+func TestEvidenceSearchGeneratesTerms(t *testing.T) {
+	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
+	ws := workspaceWithHost(t, srv.URL)
+	db := filepath.Join(t.TempDir(), "lit.sqlite")
+	if _, stderr, code := run(t, ws, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`)
+	const wantQuery = `("hepatocellular carcinoma" OR HCC) AND ("microwave ablation" OR "thermal ablation" OR MWA)`
+
+	srv.QueueChat(ollamatest.ChatReply{Content: hccTermsReply})
+	out, stderr, code := run(t, ws, "evidence", "search", "--db", db, "--pico", pico)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"Search terms written by llama3.1:8b from the PICO",
+		"  Condition: hepatocellular carcinoma; HCC\n",
+		"  Treatment: microwave ablation; thermal ablation; MWA\n",
+		"  Outcome: (none)\n",
+		"Query: " + wantQuery + "\n",
+		"Microwave versus radiofrequency ablation for hepatocellular carcinoma",
+		"ranked by relevance to the PICO",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, "writing the search terms with llama3.1:8b") {
+		t.Errorf("stderr %q", stderr)
+	}
+	// The model was shown the abstract the first search found.
+	reqs := srv.ChatRequests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d chat requests", len(reqs))
+	}
+	user := reqs[0].Messages[len(reqs[0].Messages)-1].Content
+	if !strings.Contains(user, "[1] Microwave versus radiofrequency ablation for hepatocellular carcinoma") || strings.Contains(user, "[2] ") {
+		t.Errorf("references in the prompt:\n%s", user)
+	}
+
+	// JSON: the terms come with the results.
+	srv.QueueChat(ollamatest.ChatReply{Content: hccTermsReply})
+	out, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--pico", pico, "--json")
+	if code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, stderr)
+	}
+	var got searchJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if got.Terms == nil || strings.Join(got.Terms.Treatments, "|") != "microwave ablation|thermal ablation|MWA" || got.Total < 1 || len(got.Hits) != int(got.Total) {
+		t.Errorf("--json: %+v", got)
+	}
+
+	// The model fails: a clear error, no results.
+	srv.QueueChat(ollamatest.ChatReply{Fault: ollamatest.Fault{Status: 500, Error: "model runner crashed"}})
+	out, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--pico", pico)
+	if code == 0 || !strings.Contains(stderr, "generating search terms") || !strings.Contains(stderr, "model runner crashed") || strings.Contains(out, "Query:") {
+		t.Errorf("model failure: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+
+	// No chat model configured: say where to choose one.
+	w, err := app.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.UpdateConfig(func(c *app.Config) { c.Models.Chat = "" }); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	_, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--pico", pico)
+	if code == 0 || !strings.Contains(stderr, "no chat model is configured: choose one in Settings (models.chat), or give the query with --query") {
+		t.Errorf("no chat model: exit %d, stderr %q", code, stderr)
+	}
+}

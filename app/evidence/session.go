@@ -1,0 +1,641 @@
+package evidence
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/clinsight/clinsight/localllm"
+)
+
+// ErrNoChatModel is returned by the steps that need the chat model when
+// none is configured.
+var ErrNoChatModel = errors.New("no chat model is configured: choose one in Settings")
+
+// ErrStepRunning is returned when a step is started while another step of
+// the same session is still running.
+var ErrStepRunning = errors.New("another step of this review is still running: wait for it to finish or cancel it")
+
+// DefaultSearchLimit is the number of candidates a search keeps for
+// screening when the caller gives no limit.
+const DefaultSearchLimit = 200
+
+// referencePool is how many of the initial search's best bm25 matches are
+// ranked by relevance to the PICO to pick the reference abstracts.
+const referencePool = 200
+
+// Session runs the steps of a review project against its corpus and the
+// chat model. Every step reads the project when it starts and changes it
+// only when it ends: a model failure leaves the project, and every edit
+// the user made, as it was and returns an error to show as a notice; a
+// study that fails in a step that works study by study keeps its error
+// (see StudyErrors) and the others are kept. One step runs at a time; the
+// project must not be changed by anyone else while a step runs.
+type Session struct {
+	// Project is the review project the steps read and update.
+	Project *Project
+	// Corpus is the literature corpus of the project's source.
+	Corpus *Corpus
+	// Chat is the model client, nil when there is none.
+	Chat localllm.Chatter
+	// Model is the chat model's name, "" when none is configured.
+	Model string
+	// Options are the model options.
+	Options localllm.Options
+	// Concurrency bounds the model calls in flight in Screen and the
+	// extraction steps; ≤ 0 means 1.
+	Concurrency int
+	// Logger receives the steps' logs; nil discards them.
+	Logger *slog.Logger
+	// Closer, if not nil, is closed by Close (the corpus's database when
+	// the workspace opened the session).
+	Closer io.Closer
+
+	mu sync.Mutex
+}
+
+// Close releases what the session holds (see Closer).
+func (s *Session) Close() error {
+	if s.Closer == nil {
+		return nil
+	}
+	c := s.Closer
+	s.Closer = nil
+	if err := c.Close(); err != nil {
+		return fmt.Errorf("evidence: closing the review's database: %w", err)
+	}
+	return nil
+}
+
+// begin starts a step: only one runs at a time.
+func (s *Session) begin(needModel bool) (func(), error) {
+	if s.Project == nil || s.Corpus == nil {
+		return nil, errors.New("evidence: the review session has no project or no corpus")
+	}
+	if needModel && (s.Chat == nil || strings.TrimSpace(s.Model) == "") {
+		return nil, ErrNoChatModel
+	}
+	if !s.mu.TryLock() {
+		return nil, ErrStepRunning
+	}
+	return s.mu.Unlock, nil
+}
+
+func (s *Session) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Logger
+}
+
+// maxListedErrors bounds the studies StudyErrors.Error lists.
+const maxListedErrors = 10
+
+// StudyErrors lists the studies a step could not process; the step kept
+// what it did for the others.
+type StudyErrors struct {
+	// Step is the step (StepScreen, StepExtract, StepResults).
+	Step string
+	// Total is the number of studies the step worked on.
+	Total int
+	// IDs are the failed studies' IDs, in the step's order; Errs their
+	// errors and Labels their labels (Project.Label), by ID.
+	IDs    []string
+	Errs   map[string]error
+	Labels map[string]string
+}
+
+// Error says how many studies failed and why, study by study (the first
+// ten).
+func (e *StudyErrors) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d studies could not be processed in step %s (the others were kept; run the step again to retry):", len(e.IDs), e.Total, e.Step)
+	for i, id := range e.IDs {
+		if i == maxListedErrors {
+			fmt.Fprintf(&b, "\n… and %d more", len(e.IDs)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n%s: %v", e.Labels[id], e.Errs[id])
+	}
+	return b.String()
+}
+
+// Unwrap returns the studies' errors.
+func (e *StudyErrors) Unwrap() []error {
+	out := make([]error, 0, len(e.IDs))
+	for _, id := range e.IDs {
+		out = append(out, e.Errs[id])
+	}
+	return out
+}
+
+// studyErrors returns a *StudyErrors for the failures among ids, nil when
+// there are none.
+func (s *Session) studyErrors(step string, ids []string, errs []error) error {
+	e := &StudyErrors{Step: step, Total: len(ids), Errs: map[string]error{}, Labels: map[string]string{}}
+	for i, id := range ids {
+		if errs[i] != nil {
+			e.IDs = append(e.IDs, id)
+			e.Errs[id] = errs[i]
+			e.Labels[id] = s.Project.Label(id)
+		}
+	}
+	if len(e.IDs) == 0 {
+		return nil
+	}
+	return e
+}
+
+// SuggestTerms generates the search terms from the PICO with the model
+// (GenerateTerms), showing it up to MaxReferences abstracts that an
+// initial search of the PICO's main words finds (InitialQueries), and sets
+// Terms and Query from them. On any failure the project is unchanged.
+func (s *Session) SuggestTerms(ctx context.Context) error {
+	end, err := s.begin(true)
+	if err != nil {
+		return err
+	}
+	defer end()
+	p := s.Project
+	if err := p.PICO.Validate(); err != nil {
+		return fmt.Errorf("evidence: search terms: %w", err)
+	}
+	start := time.Now()
+	refs, refQuery, err := s.references(ctx, p.PICO)
+	if err != nil {
+		return err
+	}
+	steps, err := GenerateTerms(ctx, s.Chat, s.Model, p.PICO, TermOptions{References: refs, Options: s.Options})
+	if err != nil {
+		return err
+	}
+	terms := steps.Final()
+	q, err := terms.Query()
+	if err != nil {
+		return fmt.Errorf("evidence: model %s gave no usable search terms (%w); write them yourself or try again", s.Model, err)
+	}
+	p.Terms, p.Query = terms, q
+	s.logger().Info("evidence: search terms generated", "project", p.Name, "model", s.Model,
+		"references", len(refs), "reference_query", refQuery, "query", q, "took", time.Since(start))
+	return nil
+}
+
+// references runs the initial searches and returns the texts (title and
+// abstract) of the best matches by relevance to the PICO, with the query
+// that found them ("" when none did).
+func (s *Session) references(ctx context.Context, p PICO) ([]string, string, error) {
+	for _, q := range InitialQueries(p) {
+		res, err := s.Corpus.Search(ctx, q, referencePool)
+		if err != nil {
+			return nil, "", fmt.Errorf("evidence: initial search for reference abstracts: %w", err)
+		}
+		if len(res.Hits) == 0 {
+			continue
+		}
+		docs := make([]Doc, len(res.Hits))
+		for i := range res.Hits {
+			docs[i] = DocOf(&res.Hits[i].Record)
+		}
+		var refs []string
+		for _, sc := range RankByPICO(p, docs, RankOptions{}) {
+			if len(refs) == MaxReferences {
+				break
+			}
+			r := &res.Hits[sc.Index].Record
+			refs = append(refs, strings.TrimSpace(r.Title+"\n\n"+r.Abstract()))
+		}
+		return refs, q, nil
+	}
+	return nil, "", nil
+}
+
+// InitialQueries returns the boolean queries of the initial search that
+// finds reference abstracts for term generation, strictest first: the
+// population's main words OR-ed, AND the intervention's main words OR-ed;
+// then all of them OR-ed. Main words are the words of three or more
+// characters that are not function words or generic trial words. A PICO
+// without such words gives none.
+func InitialQueries(p PICO) []string {
+	pw, iw := mainWords(p.Population), mainWords(p.Intervention)
+	group := func(ws []string) string {
+		if len(ws) == 1 {
+			return ws[0]
+		}
+		return "(" + strings.Join(ws, " OR ") + ")"
+	}
+	var out []string
+	if len(pw) > 0 && len(iw) > 0 {
+		out = append(out, group(pw)+" AND "+group(iw))
+	}
+	if all := mergeTerms(pw, iw); len(all) > 0 {
+		out = append(out, group(all))
+	}
+	var valid []string
+	for _, q := range out {
+		if _, err := ParseQuery(q); err == nil {
+			valid = append(valid, q)
+		}
+	}
+	return valid
+}
+
+// mainWords returns the distinct lower-cased words of text of at least
+// three characters that are not stop words, in order.
+func mainWords(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if len([]rune(w)) < 3 || stopWords[w] || stopWords[lightStem(w)] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// Search runs the project's Query over the corpus and keeps the best
+// limit matches by bm25 (limit ≤ 0 means DefaultSearchLimit) as the
+// candidates, ordered by relevance to the PICO (RankByPICO). It records
+// the run in Search and the candidates' titles, years and first authors in
+// Studies. Screenings and decisions of studies the new search no longer
+// finds are kept (they count again if a later search finds them) but leave
+// the PRISMA counts. On an error the project is unchanged.
+func (s *Session) Search(ctx context.Context, limit int) error {
+	end, err := s.begin(false)
+	if err != nil {
+		return err
+	}
+	defer end()
+	p := s.Project
+	q := strings.TrimSpace(p.Query)
+	if q == "" {
+		return errors.New("evidence: there is no search query: generate the search terms or write a query")
+	}
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	start := time.Now()
+	res, err := s.Corpus.Search(ctx, q, limit)
+	if err != nil {
+		return err
+	}
+	docs := make([]Doc, len(res.Hits))
+	for i := range res.Hits {
+		docs[i] = DocOf(&res.Hits[i].Record)
+	}
+	ids := make([]string, 0, len(res.Hits))
+	for _, sc := range RankByPICO(p.PICO, docs, RankOptions{}) {
+		ids = append(ids, sc.ID)
+	}
+	if p.Studies == nil {
+		p.Studies = map[string]StudyInfo{}
+	}
+	for i := range res.Hits {
+		p.Studies[res.Hits[i].ID] = InfoOf(&res.Hits[i].Record)
+	}
+	p.Search = &SearchRun{Query: q, FTS5: res.FTS5, Total: res.Total, IDs: ids, At: time.Now().UTC()}
+	p.sortScreening()
+	s.logger().Info("evidence: search run", "project", p.Name, "query", q, "total", res.Total, "candidates", len(ids), "took", time.Since(start))
+	return nil
+}
+
+// SuggestCriteria generates eligibility criteria from the PICO with the
+// model (GenerateCriteria) and sets Criteria to them; on any failure the
+// project, and the criteria the user wrote or edited, are unchanged.
+func (s *Session) SuggestCriteria(ctx context.Context) error {
+	end, err := s.begin(true)
+	if err != nil {
+		return err
+	}
+	defer end()
+	start := time.Now()
+	set, err := GenerateCriteria(ctx, s.Chat, s.Model, s.Project.PICO, s.Options)
+	if err != nil {
+		return err
+	}
+	s.Project.Criteria = set.Criteria()
+	s.logger().Info("evidence: criteria generated", "project", s.Project.Name, "model", s.Model, "criteria", len(s.Project.Criteria), "took", time.Since(start))
+	return nil
+}
+
+// Screen screens the candidates of the current search against the
+// criteria with the model (Screener.ScreenAll, at most Concurrency calls
+// at a time) and ranks the screening by score. It screens only what is
+// missing: candidates not screened yet or whose screening failed; when the
+// criterion texts changed since the last screening (ScreeningStale) every
+// candidate is screened again, and when only weights or switches changed
+// no model call is made (Rescore). progress, if not nil, is called after
+// each study.
+//
+// A study that fails keeps its error in the screening (a *StudyErrors is
+// returned) and is retried by the next run. When ctx is cancelled the
+// studies screened so far are kept and ctx's error is returned. When no
+// study could be screened (the model is down, say), nothing changes.
+func (s *Session) Screen(ctx context.Context, progress func(done, total int)) error {
+	end, err := s.begin(true)
+	if err != nil {
+		return err
+	}
+	defer end()
+	p := s.Project
+	if p.Search == nil {
+		return errors.New("evidence: run the search before screening")
+	}
+	if err := ValidateCriteria(p.Criteria); err != nil {
+		return err
+	}
+	texts := criterionTexts(p.Criteria)
+	stale := !slices.Equal(texts, p.ScreenedCriteria) && len(p.Screening) > 0
+	done := map[string]bool{}
+	if !stale {
+		for _, st := range p.Screening {
+			if st.Error == "" {
+				done[st.ID] = true
+			}
+		}
+	}
+	var todo []string
+	for _, id := range p.Search.IDs {
+		if !done[id] {
+			todo = append(todo, id)
+		}
+	}
+	if len(todo) == 0 {
+		p.ScreenedCriteria = texts
+		p.Rescore()
+		return nil
+	}
+	start := time.Now()
+	records, err := s.Corpus.Records(ctx, todo)
+	if err != nil {
+		return err
+	}
+	found := make(map[string]bool, len(records))
+	for _, r := range records {
+		found[r.ID] = true
+	}
+	scr := &Screener{Chat: s.Chat, Model: s.Model, PICO: p.PICO, Criteria: slices.Clone(p.Criteria), Options: s.Options}
+	results, runErr := scr.ScreenAll(ctx, records, ScreenOptions{Concurrency: s.Concurrency, Progress: progress})
+
+	var fresh []ScreenedStudy
+	ok := 0
+	for _, r := range results {
+		if r.Err != nil && runErr != nil {
+			continue // cancelled (or failed while cancelling): retried by the next run
+		}
+		st := ScreenedStudy{ID: r.Record.ID, Title: cleanSpace(r.Record.Title), Year: r.Record.Year, Verdicts: r.Verdicts, Score: r.Score}
+		if r.Err != nil {
+			st.Error = r.Err.Error()
+		} else {
+			ok++
+		}
+		fresh = append(fresh, st)
+	}
+	for _, id := range todo {
+		if !found[id] {
+			fresh = append(fresh, ScreenedStudy{ID: id, Title: p.Studies[id].Title, Year: p.Studies[id].Year,
+				Error: fmt.Sprintf("study %s is no longer in the corpus", id)})
+		}
+	}
+	if runErr == nil && ok == 0 && len(results) > 0 {
+		return fmt.Errorf("evidence: none of the %d studies could be screened, nothing was changed: %w", len(results), results[0].Err)
+	}
+	if runErr != nil && ok == 0 {
+		return fmt.Errorf("evidence: screening cancelled before any study was screened: %w", runErr)
+	}
+	if stale {
+		p.Screening = nil
+	}
+	byID := make(map[string]int, len(p.Screening))
+	for i, st := range p.Screening {
+		byID[st.ID] = i
+	}
+	for _, st := range fresh {
+		if i, seen := byID[st.ID]; seen {
+			p.Screening[i] = st
+		} else {
+			byID[st.ID] = len(p.Screening)
+			p.Screening = append(p.Screening, st)
+		}
+	}
+	for i := range records {
+		if p.Studies == nil {
+			p.Studies = map[string]StudyInfo{}
+		}
+		p.Studies[records[i].ID] = InfoOf(&records[i])
+	}
+	p.ScreenedCriteria = texts
+	p.Rescore()
+	s.logger().Info("evidence: screening", "project", p.Name, "model", s.Model, "studies", len(todo), "screened", ok,
+		"rescreen", stale, "cancelled", runErr != nil, "took", time.Since(start))
+	if runErr != nil {
+		return fmt.Errorf("evidence: screening stopped (%d studies screened were kept): %w", ok, runErr)
+	}
+	var ids []string
+	var errs []error
+	for _, st := range fresh {
+		ids = append(ids, st.ID)
+		if st.Error != "" {
+			errs = append(errs, errors.New(st.Error))
+		} else {
+			errs = append(errs, nil)
+		}
+	}
+	return s.studyErrors(StepScreen, ids, errs)
+}
+
+// fingerprint identifies the specs an extraction ran with.
+func fingerprint(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil { // specs are plain data: cannot happen
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// ExtractFields extracts the project's Fields from every included study
+// (Corpus.StudyText, Extractor.ExtractFields) that was not extracted yet
+// with the current fields, at most Concurrency studies at a time, and
+// merges the values into Extractions keeping those the user edited
+// (MergeFields). A study that fails keeps its earlier values and is named
+// in the returned *StudyErrors; when ctx is cancelled the studies done are
+// kept and ctx's error is returned.
+func (s *Session) ExtractFields(ctx context.Context, progress func(done, total int)) error {
+	end, err := s.begin(true)
+	if err != nil {
+		return err
+	}
+	defer end()
+	p := s.Project
+	if err := ValidateFields(p.Fields); err != nil {
+		return err
+	}
+	included := p.Included()
+	if len(included) == 0 {
+		return errors.New("evidence: no study is included yet: include studies in the Screen step first")
+	}
+	fields := slices.Clone(p.Fields)
+	fp := fingerprint(fields)
+	var todo []string
+	for _, id := range included {
+		if p.ExtractedWith[id] != fp {
+			todo = append(todo, id)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	ex := &Extractor{Chat: s.Chat, Model: s.Model, Options: s.Options}
+	start := time.Now()
+	vals := make([][]FieldValue, len(todo))
+	errs := s.forEach(ctx, todo, progress, func(ctx context.Context, i int) error {
+		t, err := s.Corpus.StudyText(ctx, todo[i])
+		if err != nil {
+			return err
+		}
+		vals[i], err = ex.ExtractFields(ctx, t, fields)
+		return err
+	})
+	if p.Extractions == nil {
+		p.Extractions = map[string][]FieldValue{}
+	}
+	if p.ExtractedWith == nil {
+		p.ExtractedWith = map[string]string{}
+	}
+	ok := 0
+	for i, id := range todo {
+		if errs[i] == nil {
+			p.Extractions[id] = MergeFields(p.Extractions[id], vals[i])
+			p.ExtractedWith[id] = fp
+			ok++
+		}
+	}
+	s.logger().Info("evidence: fields extracted", "project", p.Name, "model", s.Model, "studies", len(todo), "extracted", ok, "took", time.Since(start))
+	return s.finish(ctx, StepExtract, todo, errs, ok)
+}
+
+// ExtractResults extracts the project's Result from every included study
+// (Corpus.StudyText, Extractor.ExtractResult) not extracted yet with the
+// current result spec, at most Concurrency at a time. A result the user
+// edited is kept and not extracted again. Failures and cancelling are
+// handled as in ExtractFields.
+func (s *Session) ExtractResults(ctx context.Context, progress func(done, total int)) error {
+	end, err := s.begin(true)
+	if err != nil {
+		return err
+	}
+	defer end()
+	p := s.Project
+	spec := p.Result
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	included := p.Included()
+	if len(included) == 0 {
+		return errors.New("evidence: no study is included yet: include studies in the Screen step first")
+	}
+	fp := fingerprint(spec)
+	var todo []string
+	for _, id := range included {
+		if r, ok := p.Results[id]; ok && r.Edited {
+			continue
+		}
+		if p.ResultsWith[id] != fp {
+			todo = append(todo, id)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	ex := &Extractor{Chat: s.Chat, Model: s.Model, Options: s.Options}
+	start := time.Now()
+	res := make([]ResultExtraction, len(todo))
+	errs := s.forEach(ctx, todo, progress, func(ctx context.Context, i int) error {
+		t, err := s.Corpus.StudyText(ctx, todo[i])
+		if err != nil {
+			return err
+		}
+		res[i], err = ex.ExtractResult(ctx, t, spec)
+		return err
+	})
+	if p.Results == nil {
+		p.Results = map[string]ResultExtraction{}
+	}
+	if p.ResultsWith == nil {
+		p.ResultsWith = map[string]string{}
+	}
+	ok := 0
+	for i, id := range todo {
+		if errs[i] == nil {
+			r := res[i]
+			r.StudyID = id
+			p.Results[id] = MergeResult(p.Results[id], r)
+			p.ResultsWith[id] = fp
+			ok++
+		}
+	}
+	s.logger().Info("evidence: results extracted", "project", p.Name, "model", s.Model, "studies", len(todo), "extracted", ok, "took", time.Since(start))
+	return s.finish(ctx, StepResults, todo, errs, ok)
+}
+
+// finish returns a step's error: ctx's when it was cancelled, else the
+// failed studies'.
+func (s *Session) finish(ctx context.Context, step string, ids []string, errs []error, ok int) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("evidence: step %s stopped (%d studies done were kept): %w", step, ok, err)
+	}
+	return s.studyErrors(step, ids, errs)
+}
+
+// forEach calls fn for the indexes of ids, at most Concurrency at a time,
+// and returns the errors by index. When ctx is cancelled no new call
+// starts and the studies not started get ctx's error. progress, if not
+// nil, is called after each study (one call at a time).
+func (s *Session) forEach(ctx context.Context, ids []string, progress func(done, total int), fn func(ctx context.Context, i int) error) []error {
+	errs := make([]error, len(ids))
+	sem := make(chan struct{}, max(s.Concurrency, 1))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i := range ids {
+		select {
+		case <-ctx.Done():
+		case sem <- struct{}{}:
+			if ctx.Err() != nil {
+				<-sem
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			for j := i; j < len(ids); j++ {
+				errs[j] = err
+			}
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = fn(ctx, i)
+			if progress != nil {
+				mu.Lock()
+				done++
+				progress(done, len(ids))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
