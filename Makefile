@@ -61,7 +61,7 @@ unit:
 ## (about 15 minutes the first time, reused afterwards), then runs the real-server tests
 integration:
 	bash scripts/ollama-server.sh build >/dev/null
-	CGO_ENABLED=0 $(GO) test -tags ci,integration -run Integration ./localllm/ ./app/impression/ ./app/cohort/ ./app/cli/ ./app/trials/
+	CGO_ENABLED=0 $(GO) test -tags ci,integration -run Integration ./localllm/ ./app/ ./app/impression/ ./app/cohort/ ./app/cli/ ./app/trials/
 
 cgo-build:
 	CGO_ENABLED=1 $(GO) build -o /dev/null .

@@ -187,7 +187,7 @@ func (ws *Workspace) HasDemo() bool {
 // demoLayout versions what InitDemo puts into the demo database; raise it
 // when a pipeline adds demo tables, so existing demos are recreated.
 const (
-	demoLayout    = "2"
+	demoLayout    = "3"
 	demoLayoutKey = "clinsight_demo_layout"
 )
 
@@ -214,6 +214,9 @@ func (ws *Workspace) InitDemo(ctx context.Context, opts demo.Options, force bool
 	if _, err := ws.RegisterImported(DemoSourceName, ws.DemoPath(), SourceDemo,
 		"synthetic demo data (MIMIC-IV-shaped hospital tables and imaging metadata); no real patients"); err != nil {
 		return demo.Summary{}, err
+	}
+	if err := ws.addDemoReview(ctx); err != nil {
+		return demo.Summary{}, fmt.Errorf("create demo data: %w", err)
 	}
 	ws.logger.Info("demo data created", "path", ws.DemoPath(), "elapsed", sum.Elapsed)
 	return sum, nil

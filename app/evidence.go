@@ -69,6 +69,29 @@ func (ws *Workspace) LiteratureSources(ctx context.Context) []string {
 	return out
 }
 
+// addDemoReview saves the demo review project (evidence.DemoProject) over
+// the demo literature, unless a project of that name exists: a demo review
+// the user has worked on is kept when the demo data is recreated.
+func (ws *Workspace) addDemoReview(ctx context.Context) error {
+	path, err := ws.reviewPath(evidence.DemoProjectName)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	db, err := datasets.OpenReadOnly(ctx, ws.DemoPath())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	p, err := evidence.DemoProject(ctx, evidence.NewCorpus(db), DemoSourceName)
+	if err != nil {
+		return err
+	}
+	return ws.SaveReviewProject(p)
+}
+
 // reviewsDir is the workspace folder of the review projects.
 const reviewsDir = "reviews"
 

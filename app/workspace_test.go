@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/demo"
 )
@@ -191,6 +192,21 @@ func TestInitDemoRecreatesAnOutdatedDemo(t *testing.T) {
 	if !ws.HasDemo() {
 		t.Fatal("demo not found after InitDemo")
 	}
+	// The demo comes with a review project, its search already run.
+	p, err := ws.LoadReviewProject(evidence.DemoProjectName)
+	if err != nil {
+		t.Fatalf("the demo review project: %v", err)
+	}
+	if p.Search == nil || len(p.Search.IDs) == 0 || p.Search.Total < int64(len(p.Search.IDs)) || len(p.Criteria) == 0 {
+		t.Fatalf("demo review project: search %+v, %d criteria", p.Search, len(p.Criteria))
+	}
+	// The user's work on it survives the demo being recreated.
+	if err := p.Decide(p.Search.IDs[0], true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.SaveReviewProject(p); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ws.InitDemo(ctx, opts, false); !errors.Is(err, ErrDemoExists) {
 		t.Fatalf("second InitDemo: %v, want ErrDemoExists", err)
 	}
@@ -211,5 +227,8 @@ func TestInitDemoRecreatesAnOutdatedDemo(t *testing.T) {
 	}
 	if !ws.HasDemo() {
 		t.Error("recreated demo not found")
+	}
+	if p, err := ws.LoadReviewProject(evidence.DemoProjectName); err != nil || len(p.Decisions) != 1 {
+		t.Errorf("after recreating the demo, the demo review lost the user's decision: %v", err)
 	}
 }

@@ -656,3 +656,69 @@ func TestImportPDF(t *testing.T) {
 		t.Errorf("PDF without text: %v", err)
 	}
 }
+
+// FuzzJATS checks the JATS reader on arbitrary input: no panic, errors are
+// *ParseError values with a line inside the input, and the reader stops.
+func FuzzJATS(f *testing.F) {
+	addFixture(f, "jats_article.xml")
+	addFixture(f, "jats_set.xml")
+	f.Add("<article><body><sec><title>A</title><p>x<table-wrap><table><tr><td>1</td></tr></table></table-wrap></p></sec></body></article>")
+	f.Fuzz(func(t *testing.T, in string) {
+		r := NewJATSReader(strings.NewReader(in))
+		lines := strings.Count(in, "\n") + 1
+		for i := 0; i <= len(in)+1; i++ {
+			_, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				var pe *ParseError
+				if !errors.As(err, &pe) || pe.Line < 0 || pe.Line > lines+1 {
+					t.Fatalf("error %v (line outside the %d lines, or not a *ParseError)", err, lines)
+				}
+				return
+			}
+		}
+		t.Fatal("the reader did not stop")
+	})
+}
+
+// FuzzChunkText checks that plain text parses without panic and that its
+// chunks are numbered, within the size unless one sentence is longer, and
+// keep every word.
+func FuzzChunkText(f *testing.F) {
+	b, err := os.ReadFile("testdata/90000011.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(b), 200)
+	f.Add("RESULTS\nA. B. C.\n\nTable 1. x\na\tb\nc\td\n", 10)
+	f.Fuzz(func(t *testing.T, in string, max int) {
+		secs, err := ParseText(strings.NewReader(in))
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			return
+		}
+		max = max%2000 + 1
+		if max < 1 {
+			max = -max + 1
+		}
+		words := 0
+		for _, s := range secs {
+			words += len(strings.Fields(s.Text))
+		}
+		got := 0
+		for i, c := range ChunkText(secs, max) {
+			if c.N != i+1 {
+				t.Fatalf("chunk %d numbered %d", i+1, c.N)
+			}
+			got += len(strings.Fields(c.Text))
+		}
+		if got < words {
+			t.Fatalf("%d words in the chunks, %d in the sections", got, words)
+		}
+	})
+}
