@@ -88,6 +88,34 @@ func (ws *Workspace) ImportCSV(ctx context.Context, db, file string, opts datase
 	})
 }
 
+// dbHolds opens a database (a source name or a path) read-only and
+// reports what holds says of it; false when it cannot be opened or holds
+// fails.
+func (ws *Workspace) dbHolds(ctx context.Context, db string, holds func(context.Context, *sql.DB) (bool, error)) bool {
+	path, err := ws.ResolveDB(db)
+	if err != nil {
+		return false
+	}
+	conn, err := datasets.OpenReadOnly(ctx, path)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	ok, err := holds(ctx, conn)
+	return err == nil && ok
+}
+
+// sourcesHolding lists the registered sources for which holds is true.
+func (ws *Workspace) sourcesHolding(ctx context.Context, holds func(context.Context, *sql.DB) (bool, error)) []string {
+	var out []string
+	for _, s := range ws.Config().Sources {
+		if ws.dbHolds(ctx, s.Name, holds) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
 // withWritableDB resolves db (a data source name or a file path), opens it
 // read-write, creating it when missing, and runs fn on it. Every importer
 // goes through it.

@@ -44,29 +44,19 @@ func (ws *Workspace) ImportLiterature(ctx context.Context, db string, files []st
 // HasLiterature reports whether a database (a source name or a path) holds
 // a literature corpus.
 func (ws *Workspace) HasLiterature(ctx context.Context, db string) bool {
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return false
-	}
-	conn, err := datasets.OpenReadOnly(ctx, path)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	_, err = evidence.NewCorpus(conn).Count(ctx)
-	return err == nil
+	return ws.dbHolds(ctx, db, hasCorpus)
 }
 
 // LiteratureSources lists the registered sources that hold a literature
 // corpus: those a review project can search.
 func (ws *Workspace) LiteratureSources(ctx context.Context) []string {
-	var out []string
-	for _, s := range ws.Config().Sources {
-		if ws.HasLiterature(ctx, s.Name) {
-			out = append(out, s.Name)
-		}
-	}
-	return out
+	return ws.sourcesHolding(ctx, hasCorpus)
+}
+
+// hasCorpus reports whether conn holds a literature corpus.
+func hasCorpus(ctx context.Context, conn *sql.DB) (bool, error) {
+	_, err := evidence.NewCorpus(conn).Count(ctx)
+	return err == nil, nil
 }
 
 // addDemoReview saves the demo review project (evidence.DemoProject) over

@@ -44,17 +44,7 @@ func (ws *Workspace) ReportCorpus(ctx context.Context, db string) (*impression.C
 // HasReportCorpus reports whether a database (a source name or a path)
 // holds a report corpus; false when it cannot be opened.
 func (ws *Workspace) HasReportCorpus(ctx context.Context, db string) bool {
-	dbPath, err := ws.ResolveDB(db)
-	if err != nil {
-		return false
-	}
-	conn, err := datasets.OpenReadOnly(ctx, dbPath)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	ok, err := impression.HasCorpus(ctx, conn)
-	return err == nil && ok
+	return ws.dbHolds(ctx, db, impression.HasCorpus)
 }
 
 // Impressions builds the impression pipeline over a corpus with the

@@ -50,28 +50,12 @@ func (ws *Workspace) ImportTrialsToWorkspace(ctx context.Context, paths []string
 // HasTrials reports whether a database (a source name or a path) holds
 // imported trials; false when it cannot be opened.
 func (ws *Workspace) HasTrials(ctx context.Context, db string) bool {
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return false
-	}
-	conn, err := datasets.OpenReadOnly(ctx, path)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	ok, err := trials.HasTrials(ctx, conn)
-	return err == nil && ok
+	return ws.dbHolds(ctx, db, trials.HasTrials)
 }
 
 // TrialSources lists the registered sources that hold trials.
 func (ws *Workspace) TrialSources(ctx context.Context) []string {
-	var out []string
-	for _, s := range ws.Config().Sources {
-		if ws.HasTrials(ctx, s.Name) {
-			out = append(out, s.Name)
-		}
-	}
-	return out
+	return ws.sourcesHolding(ctx, trials.HasTrials)
 }
 
 // TrialsOptions configure [Workspace.Trials].

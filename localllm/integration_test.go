@@ -111,7 +111,7 @@ func TestIntegrationOllama(t *testing.T) {
 			t.Errorf("Show(bert) = %+v, %v", d, err)
 		}
 		d, err = c.Show(ctx, chat)
-		if err != nil || !slices.Contains(d.Capabilities, "completion") || d.ContextLength != 1024 {
+		if err != nil || !slices.Contains(d.Capabilities, "completion") || d.ContextLength != ollamareal.LlamaContext {
 			t.Errorf("Show(llama) = %+v, %v", d, err)
 		}
 	})

@@ -911,35 +911,31 @@ func (s *EvidenceScreen) Screen() {
 // ExtractFields extracts the fields from the included studies and loads
 // their texts, to show every value beside its cited chunks.
 func (s *EvidenceScreen) ExtractFields() {
-	texts := map[string]evidence.StudyText{}
-	s.runStep("Extracting fields", func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
-		if err := sess.ExtractFields(ctx, stepProgress(progress, "Extracted")); err != nil {
-			return err
-		}
-		got, err := sess.StudyTexts(ctx, sess.Project.Included())
-		maps.Copy(texts, got)
-		return err
-	}, func() {
-		for id, t := range texts {
-			s.texts[id] = t
-		}
-		s.showExtractStudies()
-	})
+	s.extractStep("Extracting fields", "Extracted", (*evidence.Session).ExtractFields, s.showExtractStudies)
 }
 
 // ExtractResults extracts the result of every included study.
 func (s *EvidenceScreen) ExtractResults() {
-	texts := map[string]evidence.StudyText{}
-	s.runStep("Extracting results", func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
-		if err := sess.ExtractResults(ctx, stepProgress(progress, "Extracted the results of")); err != nil {
-			return err
+	s.extractStep("Extracting results", "Extracted the results of", (*evidence.Session).ExtractResults, nil)
+}
+
+// extractStep runs an extraction step, then reads the included studies'
+// texts (also after some studies failed: the others are shown with their
+// cited chunks) and calls shown.
+func (s *EvidenceScreen) extractStep(title, verb string, extract func(*evidence.Session, context.Context, func(done, total int)) error, shown func()) {
+	var texts map[string]evidence.StudyText
+	s.runStep(title, func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
+		err := extract(sess, ctx, stepProgress(progress, verb))
+		got, terr := sess.StudyTexts(ctx, sess.Project.Included())
+		if terr != nil && err == nil {
+			return terr
 		}
-		got, err := sess.StudyTexts(ctx, sess.Project.Included())
-		maps.Copy(texts, got)
+		texts = got
 		return err
 	}, func() {
-		for id, t := range texts {
-			s.texts[id] = t
+		maps.Copy(s.texts, texts)
+		if shown != nil {
+			shown()
 		}
 	})
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"unicode"
 
@@ -216,35 +215,18 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 func extractStudies(ctx context.Context, corpus *evidence.Corpus, x *evidence.Extractor, ids []string, labels map[string]string,
 	fields []evidence.FieldSpec, spec *evidence.ResultSpec, concurrency int, progress func(done, total int)) []extractStudyJSON {
 	out := make([]extractStudyJSON, len(ids))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
 	for i, id := range ids {
 		out[i] = extractStudyJSON{ID: id, Label: labels[id]}
-		select {
-		case <-ctx.Done():
-			out[i].Error = ctx.Err().Error()
-			continue
-		case sem <- struct{}{}:
-		}
-		if err := ctx.Err(); err != nil { // both were ready: do not start
-			<-sem
-			out[i].Error = err.Error()
-			continue
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			extractStudy(ctx, corpus, x, &out[i], fields, spec)
-			if progress != nil {
-				mu.Lock()
-				done++
-				progress(done, len(ids))
-				mu.Unlock()
-			}
-		})
 	}
-	wg.Wait()
+	errs := evidence.ForEach(ctx, len(ids), concurrency, progress, func(ctx context.Context, i int) error {
+		extractStudy(ctx, corpus, x, &out[i], fields, spec)
+		return nil
+	})
+	for i, err := range errs {
+		if err != nil { // cancelled before it started
+			out[i].Error = err.Error()
+		}
+	}
 	return out
 }
 

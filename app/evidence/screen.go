@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/clinsight/clinsight/localllm"
 )
@@ -173,47 +172,26 @@ func (s *Screener) ScreenAll(ctx context.Context, records []Record, opts ScreenO
 	if err := ValidateCriteria(s.Criteria); err != nil {
 		return nil, err
 	}
-	n := max(opts.Concurrency, 1)
 	results := make([]StudyResult, len(records))
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	cancelled := func(from int) {
-		for j := from; j < len(records); j++ {
-			results[j] = StudyResult{Index: j, Record: records[j], Err: fmt.Errorf("evidence: screening %s: %w", records[j].ID, ctx.Err())}
-		}
-	}
-loop:
+	started := make([]bool, len(records))
 	for i := range records {
 		results[i] = StudyResult{Index: i, Record: records[i]}
-		select {
-		case <-ctx.Done():
-			cancelled(i)
-			break loop
-		case sem <- struct{}{}:
-		}
-		if ctx.Err() != nil { // both were ready: do not start
-			<-sem
-			cancelled(i)
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			res := &results[i]
-			res.Verdicts, res.Err = s.Screen(ctx, &res.Record)
-			if res.Err == nil {
-				res.Score = Score(res.Verdicts, s.Criteria)
-			}
-			if opts.Progress != nil {
-				mu.Lock()
-				done++
-				opts.Progress(done, len(records))
-				mu.Unlock()
-			}
-		})
 	}
-	wg.Wait()
+	errs := ForEach(ctx, len(records), opts.Concurrency, opts.Progress, func(ctx context.Context, i int) error {
+		started[i] = true
+		res := &results[i]
+		var err error
+		if res.Verdicts, err = s.Screen(ctx, &res.Record); err == nil {
+			res.Score = Score(res.Verdicts, s.Criteria)
+		}
+		return err
+	})
+	for i, err := range errs {
+		if err != nil && !started[i] { // cancelled before its call
+			err = fmt.Errorf("evidence: screening %s: %w", records[i].ID, err)
+		}
+		results[i].Err = err
+	}
 	return results, ctx.Err()
 }
 

@@ -601,41 +601,8 @@ func (s *Session) finish(ctx context.Context, step string, ids []string, errs []
 	return s.studyErrors(step, ids, errs)
 }
 
-// forEach calls fn for the indexes of ids, at most Concurrency at a time,
-// and returns the errors by index. When ctx is cancelled no new call
-// starts and the studies not started get ctx's error. progress, if not
-// nil, is called after each study (one call at a time).
+// forEach calls fn for the indexes of ids, at most Concurrency at a time
+// (see ForEach).
 func (s *Session) forEach(ctx context.Context, ids []string, progress func(done, total int), fn func(ctx context.Context, i int) error) []error {
-	errs := make([]error, len(ids))
-	sem := make(chan struct{}, max(s.Concurrency, 1))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for i := range ids {
-		select {
-		case <-ctx.Done():
-		case sem <- struct{}{}:
-			if ctx.Err() != nil {
-				<-sem
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			for j := i; j < len(ids); j++ {
-				errs[j] = err
-			}
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			errs[i] = fn(ctx, i)
-			if progress != nil {
-				mu.Lock()
-				done++
-				progress(done, len(ids))
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return errs
+	return ForEach(ctx, len(ids), s.Concurrency, progress, fn)
 }
