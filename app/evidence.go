@@ -41,6 +41,32 @@ func (ws *Workspace) ImportLiterature(ctx context.Context, db string, files []st
 	})
 }
 
+// LiteratureSourceName is the source literature imported in the desktop
+// app goes to.
+const LiteratureSourceName = "literature"
+
+// literatureFile is that source's database file in the data directory.
+const literatureFile = "literature.sqlite"
+
+// ImportLiteratureToWorkspace imports literature files and full texts (see
+// ImportLiterature) into the workspace's "literature" database and
+// registers it as a source. It returns the number of records in the corpus
+// afterwards.
+func (ws *Workspace) ImportLiteratureToWorkspace(ctx context.Context, files []string, opts evidence.ImportOptions, each func(evidence.ImportResult)) (int64, error) {
+	path := filepath.Join(ws.DataDir(), literatureFile)
+	n, err := ws.ImportLiterature(ctx, path, files, opts, each)
+	if err != nil {
+		ws.removeIfEmptyDB(path)
+		return n, err
+	}
+	if _, ok := ws.Source(LiteratureSourceName); !ok {
+		if _, err := ws.RegisterImported(LiteratureSourceName, path, SourceCSV, "literature imported in Clinsight (PubMed, MEDLINE, RIS, CSV, full texts)"); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // HasLiterature reports whether a database (a source name or a path) holds
 // a literature corpus.
 func (ws *Workspace) HasLiterature(ctx context.Context, db string) bool {

@@ -75,6 +75,7 @@ type EvidenceScreen struct {
 	// Top bar.
 	projectSel *widget.Select
 	newBtn     *widget.Button
+	importBtn  *widget.Button
 	exportBtn  *widget.Button
 	saveState  *widget.Label
 	notice     *widget.Label
@@ -194,6 +195,9 @@ func NewEvidenceScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, ve
 			})
 		}()
 	})
+	s.importBtn = widget.NewButtonWithIcon("Import…", theme.FolderOpenIcon(), func() {
+		chooseOpenFile(s.window, literatureExts, s.ImportLiterature)
+	})
 	s.exportBtn = widget.NewButtonWithIcon("Export workbook…", theme.DocumentSaveIcon(), func() {
 		if s.project != nil {
 			chooseSaveFile(s.window, s.project.Name+".xlsx", s.ExportWorkbook)
@@ -218,7 +222,7 @@ func NewEvidenceScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, ve
 
 	sel := container.NewGridWrap(fyne.NewSize(220, s.projectSel.MinSize().Height), s.projectSel)
 	top := container.NewVBox(
-		container.NewBorder(nil, nil, container.NewHBox(bold("Review"), sel, s.newBtn, s.exportBtn), nil, s.saveState),
+		container.NewBorder(nil, nil, container.NewHBox(bold("Review"), sel, s.newBtn, s.importBtn, s.exportBtn), nil, s.saveState),
 		s.notice,
 	)
 	s.content = container.NewBorder(top, nil, nil, nil, s.steps)
@@ -228,6 +232,48 @@ func NewEvidenceScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, ve
 
 // Content returns the screen's root object.
 func (s *EvidenceScreen) Content() fyne.CanvasObject { return s.content }
+
+// literatureExts are the files Import offers: records (PubMed XML, MEDLINE,
+// RIS, CSV) and full texts (JATS XML, plain text, PDF).
+var literatureExts = []string{".xml", ".nbib", ".txt", ".ris", ".csv", ".pdf"}
+
+// ImportLiterature imports a literature file or a full text into the
+// workspace's "literature" source, with progress and Cancel, and says what
+// it added.
+func (s *EvidenceScreen) ImportLiterature(path string) {
+	if s.running != nil {
+		return
+	}
+	var summary string
+	s.running = runTask(s.ctx, s.window, "Import literature", func(ctx context.Context, progress datasets.ProgressFunc) error {
+		n, err := s.ws.ImportLiteratureToWorkspace(ctx, []string{path}, evidence.ImportOptions{Progress: progress}, func(res evidence.ImportResult) {
+			summary = fmt.Sprintf("%s: %d records (%d new, %d updated)", res.Format, res.Records, res.Added, res.Updated)
+			if len(res.FullTexts) > 0 {
+				chunks := 0
+				for _, ft := range res.FullTexts {
+					chunks += ft.Chunks
+				}
+				summary = fmt.Sprintf("%s: %d full texts in %d passages", res.Format, len(res.FullTexts), chunks)
+			}
+		})
+		if err == nil {
+			summary += fmt.Sprintf(". The source %q now holds %d records.", app.LiteratureSourceName, n)
+		}
+		return err
+	}, func(err error) {
+		defer s.done()
+		s.running = nil
+		if err != nil {
+			showError(s.window, err)
+			return
+		}
+		go func() {
+			sources := s.ws.LiteratureSources(s.ctx)
+			fyne.Do(func() { s.sources = sources })
+		}()
+		dialog.ShowInformation("Import literature", "Imported "+summary+" Start a review on it with New….", s.window)
+	})
+}
 
 // --- building the steps ---
 
@@ -518,7 +564,7 @@ func (s *EvidenceScreen) Refresh() {
 				s.projectSel.SetSelected(names[0]) // opens it
 			}
 			if len(names) == 0 && s.project == nil {
-				s.setNotice("No review project yet: click New… to start one on a literature source (the demo source holds demo literature).")
+				s.setNotice("No review project yet: click New… to start one on a literature source (the demo source holds demo literature), or Import… a PubMed, MEDLINE, RIS or CSV export first.")
 			}
 		})
 	}()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -528,5 +529,41 @@ func TestEvidenceScreenCancel(t *testing.T) {
 	if len(s.project.Screening) != 0 || s.project.Criteria[0].Text != "The study treats adults" {
 		t.Errorf("after Cancel: %d screened, criteria %+v", len(s.project.Screening), s.project.Criteria)
 	}
+	waitSaved(t, s)
+}
+
+func TestEvidenceScreenImportLiterature(t *testing.T) {
+	a := test.NewTempApp(t)
+	ws, err := app.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	w := a.NewWindow("evidence")
+	s := NewEvidenceScreen(context.Background(), ws, w, "test")
+	s.Refresh()
+	waitFor(t, s, 1)
+	if len(ws.LiteratureSources(context.Background())) != 0 {
+		t.Fatal("a new workspace lists literature")
+	}
+
+	// A malformed file is refused and registers nothing.
+	bad := filepath.Join(t.TempDir(), "bad.xml")
+	if err := os.WriteFile(bad, []byte("<PubmedArticleSet><PubmedArticle><MedlineCitation>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.ImportLiterature(bad)
+	waitFor(t, s, 2)
+	if got := ws.LiteratureSources(context.Background()); len(got) != 0 {
+		t.Fatalf("a failed import registered %v", got)
+	}
+
+	s.ImportLiterature(filepath.Join("..", "app", "evidence", "testdata", "pubmed_sample.xml"))
+	waitFor(t, s, 3)
+	if got := ws.LiteratureSources(context.Background()); !slices.Equal(got, []string{app.LiteratureSourceName}) {
+		t.Fatalf("literature sources after the import: %v", got)
+	}
+	waitUntil(t, "the sources offered for a new review", func() bool { return slices.Contains(s.sources, app.LiteratureSourceName) })
+	s.NewProject("imported", app.LiteratureSourceName, evidence.PICO{Population: "adults", Intervention: "ablation"})
 	waitSaved(t, s)
 }
