@@ -74,7 +74,7 @@ screenshot: build
 
 ## bench: the Go benchmarks with their figures (long: generates multi-million-row files)
 bench:
-	CGO_ENABLED=0 $(GO) test -tags ci -run '^$$' -bench . -benchtime 1x ./datasets/ ./export/ ./datasets/demo/
+	CGO_ENABLED=0 $(GO) test -tags ci -run '^$$' -bench . -benchtime 1x ./datasets/ ./export/ ./datasets/demo/ ./app/evidence/
 
 clean:
 	rm -f $(BIN)
