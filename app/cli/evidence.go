@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm"
@@ -307,11 +310,7 @@ func generateSearchTerms(cmd *cobra.Command, f *Factory, corpus *evidence.Corpus
 	if err != nil {
 		return "", nil, err
 	}
-	model := ws.Config().Models.Chat
-	if model == "" {
-		return "", nil, fmt.Errorf("%w (models.chat), or give the query with --query", evidence.ErrNoChatModel)
-	}
-	client, err := ws.ModelClient()
+	model, client, err := chatModel(ws, ", or give the query with --query")
 	if err != nil {
 		return "", nil, err
 	}
@@ -338,6 +337,34 @@ func generateSearchTerms(cmd *cobra.Command, f *Factory, corpus *evidence.Corpus
 		fmt.Fprintf(f.Out, "Query: %s\n\n", p.Query)
 	}
 	return p.Query, &p.Terms, nil
+}
+
+// chatModel returns the workspace's chat model and its client; hint ends
+// the error when no chat model is configured (", or ...").
+func chatModel(ws *app.Workspace, hint string) (string, *localllm.Client, error) {
+	model := ws.Config().Models.Chat
+	if model == "" {
+		return "", nil, fmt.Errorf("%w (models.chat)%s", evidence.ErrNoChatModel, hint)
+	}
+	client, err := ws.ModelClient()
+	if err != nil {
+		return "", nil, err
+	}
+	return model, client, nil
+}
+
+// openCorpus opens the literature corpus of db (a source name or a path)
+// read-only; close the returned database when done.
+func openCorpus(ctx context.Context, ws *app.Workspace, db string) (*evidence.Corpus, *sql.DB, error) {
+	path, err := ws.ResolveDB(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := datasets.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return evidence.NewCorpus(h), h, nil
 }
 
 // picoRerankPool is how many of the best bm25 matches "evidence search
@@ -432,24 +459,16 @@ with --criteria).`,
 			if err != nil {
 				return err
 			}
-			model := ws.Config().Models.Chat
-			if model == "" {
-				return errors.New("no chat model is configured: choose one in Settings (models.chat)")
-			}
-			client, err := ws.ModelClient()
+			model, client, err := chatModel(ws, "")
 			if err != nil {
 				return err
 			}
-			path, err := ws.ResolveDB(db)
-			if err != nil {
-				return err
-			}
-			h, err := datasets.OpenReadOnly(ctx, path)
+			corpus, h, err := openCorpus(ctx, ws, db)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			res, err := evidence.NewCorpus(h).Search(ctx, query, limit)
+			res, err := corpus.Search(ctx, query, limit)
 			if err != nil {
 				return err
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/meta"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/localllm"
 )
 
 // extractStudyJSON is one study in "evidence extract --json".
@@ -122,24 +123,15 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 			if err != nil {
 				return err
 			}
-			out.Model = ws.Config().Models.Chat
-			if out.Model == "" {
-				return errors.New("no chat model is configured: choose one in Settings (models.chat)")
-			}
-			client, err := ws.ModelClient()
-			if err != nil {
+			var client *localllm.Client
+			if out.Model, client, err = chatModel(ws, ""); err != nil {
 				return err
 			}
-			path, err := ws.ResolveDB(db)
-			if err != nil {
-				return err
-			}
-			h, err := datasets.OpenReadOnly(ctx, path)
+			corpus, h, err := openCorpus(ctx, ws, db)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			corpus := evidence.NewCorpus(h)
 			labels, err := extractLabels(ctx, corpus, studyIDs)
 			if err != nil {
 				return err

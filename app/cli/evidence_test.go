@@ -99,7 +99,7 @@ func TestEvalScreeningCLI(t *testing.T) {
 	if len(keys) != 3 {
 		t.Errorf("JSON keys %v, want exactly recall_at_20, recall_at_50, reviews", keys)
 	}
-	out, _, code = run(t, t.TempDir(), "eval", "screening", "--reviews", dir)
+	out, _, code = run(t, t.TempDir(), "eval", "screening", "--reviews", dir, "--no-llm")
 	if code != 0 || !strings.Contains(out, "Recall@20 0.6689   Recall@50 0.7832") || !strings.Contains(out, "33309278  150") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
