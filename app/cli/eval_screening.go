@@ -129,7 +129,7 @@ func evalScreeningWithModel(cmd *cobra.Command, f *Factory, reviews []evidence.R
 	if err != nil {
 		return evidence.ScreeningEval{}, err
 	}
-	m := evidence.ModelScreening{Chat: client, Model: model, Rerank: rerank, Concurrency: concurrency}
+	m := evidence.ModelScreening{Chat: client, Model: model, Options: reviewOptions(), Rerank: rerank, Concurrency: concurrency}
 	var pp *progressPrinter
 	if !asJSON {
 		fmt.Fprintf(f.Err, "screening the %d best matches of %d reviews with %s (about %d model calls)…\n", rerank, len(reviews), model, len(reviews)*(rerank+1))

@@ -314,7 +314,7 @@ func generateSearchTerms(cmd *cobra.Command, f *Factory, corpus *evidence.Corpus
 	if err != nil {
 		return "", nil, err
 	}
-	s := &evidence.Session{Project: evidence.NewProject("search", source, pico), Corpus: corpus, Chat: client, Model: model, Logger: ws.Logger()}
+	s := &evidence.Session{Project: evidence.NewProject("search", source, pico), Corpus: corpus, Chat: client, Model: model, Options: reviewOptions(), Logger: ws.Logger()}
 	if !asJSON {
 		fmt.Fprintf(f.Err, "writing the search terms with %s…\n", model)
 	}
@@ -351,6 +351,13 @@ func chatModel(ws *app.Workspace, hint string) (string, *localllm.Client, error)
 		return "", nil, err
 	}
 	return model, client, nil
+}
+
+// reviewOptions are the model options of the evidence commands: the
+// context window of a review session (app.ReviewNumCtx), so that a study's
+// text fits.
+func reviewOptions() localllm.Options {
+	return localllm.Options{NumCtx: app.ReviewNumCtx}
 }
 
 // openCorpus opens the literature corpus of db (a source name or a path)
@@ -473,7 +480,7 @@ with --criteria).`,
 				return err
 			}
 			if criteria == nil {
-				set, err := evidence.GenerateCriteria(ctx, client, model, pico, localllm.Options{})
+				set, err := evidence.GenerateCriteria(ctx, client, model, pico, reviewOptions())
 				if err != nil {
 					return err
 				}
@@ -483,7 +490,7 @@ with --criteria).`,
 			for i := range res.Hits {
 				records[i] = res.Hits[i].Record
 			}
-			s := &evidence.Screener{Chat: client, Model: model, PICO: pico, Criteria: criteria}
+			s := &evidence.Screener{Chat: client, Model: model, PICO: pico, Criteria: criteria, Options: reviewOptions()}
 			var pp *progressPrinter
 			opts := evidence.ScreenOptions{Concurrency: concurrency}
 			if !asJSON {

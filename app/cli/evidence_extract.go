@@ -136,7 +136,7 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 			if err != nil {
 				return err
 			}
-			x := &evidence.Extractor{Chat: client, Model: out.Model}
+			x := &evidence.Extractor{Chat: client, Model: out.Model, Options: reviewOptions()}
 			var pp *progressPrinter
 			var progress func(done, total int)
 			if !asJSON {
