@@ -601,6 +601,7 @@ func (s *EvidenceScreen) OpenProject(name string) {
 			s.texts = map[string]evidence.StudyText{}
 			s.loadingTexts = map[string]bool{}
 			s.setProject(p)
+			s.steps.SelectIndex(slices.Index(evidence.Steps, p.NextStep()))
 			s.saveState.Importance = widget.MediumImportance
 			s.saveState.SetText("saved " + p.Updated.Local().Format("2 Jan 15:04"))
 		})
@@ -611,8 +612,8 @@ func (s *EvidenceScreen) OpenProject(name string) {
 // question.
 func (s *EvidenceScreen) showNewDialog() {
 	if len(s.sources) == 0 {
-		dialog.ShowInformation("New review project", "No data source holds literature yet. Import PubMed, MEDLINE, RIS or CSV files with\n"+
-			"clinsight evidence import FILE --db NAME\nor create the demo data (Data screen), which holds demo literature.", s.window)
+		dialog.ShowInformation("New review project", "No data source holds literature yet. Import a PubMed, MEDLINE, RIS or CSV export\n"+
+			"with Import…, or create the demo data (clinsight demo init), which holds demo literature.", s.window)
 		return
 	}
 	name := widget.NewEntry()
@@ -1199,7 +1200,7 @@ func (s *EvidenceScreen) rebuildCriteria() {
 			s.rebuildCriteria()
 			s.criteriaChanged()
 		})
-		w := container.NewGridWrap(fyne.NewSize(56, weight.MinSize().Height), weight)
+		w := container.NewGridWrap(fyne.NewSize(84, weight.MinSize().Height), weight)
 		s.criteriaBox.Add(container.NewBorder(nil, nil, bold(fmt.Sprintf("C%d", i+1)), container.NewHBox(w, on, del), text))
 	}
 	if len(s.project.Criteria) == 0 {

@@ -27,6 +27,38 @@ const (
 	StepMeta    = "Meta-analysis"
 )
 
+// Steps are the steps in order.
+var Steps = []string{StepPICO, StepSearch, StepScreen, StepExtract, StepResults, StepMeta}
+
+// NextStep returns the first step that waits for the user, where a
+// resumed project opens: PICO until the question is valid, Search until a
+// search has run, Screen until a study is included, Extract while an
+// included study lacks the fields asked for, Results while one lacks a
+// result, and Meta-analysis after that.
+func (p *Project) NextStep() string {
+	switch {
+	case p.PICO.Validate() != nil:
+		return StepPICO
+	case p.Search == nil:
+		return StepSearch
+	}
+	included := p.Included()
+	if len(included) == 0 {
+		return StepScreen
+	}
+	for _, id := range included {
+		if len(p.Fields) > 0 && len(p.Extractions[id]) == 0 {
+			return StepExtract
+		}
+	}
+	for _, id := range included {
+		if _, ok := p.Results[id]; !ok {
+			return StepResults
+		}
+	}
+	return StepMeta
+}
+
 // Project is a review project: every step's inputs, the model's outputs and
 // the user's edits and decisions, saved as JSON in the workspace so that a
 // review can be resumed. Nothing in it is final until the user accepts it.

@@ -336,3 +336,36 @@ func TestStandardTableAndAnalyze(t *testing.T) {
 		t.Errorf("no results: %v", err)
 	}
 }
+
+func TestProjectNextStep(t *testing.T) {
+	p := NewProject("next", "demo", PICO{})
+	if got := p.NextStep(); got != StepPICO {
+		t.Fatalf("empty PICO: %s", got)
+	}
+	p.PICO = PICO{Population: "adults with HCC", Intervention: "microwave ablation"}
+	if got := p.NextStep(); got != StepSearch {
+		t.Fatalf("no search: %s", got)
+	}
+	p.Search = &SearchRun{Query: "ablation", Total: 2, IDs: []string{"a", "b"}}
+	if got := p.NextStep(); got != StepScreen {
+		t.Fatalf("nothing included: %s", got)
+	}
+	if err := p.Decide("a", true, ""); err != nil {
+		t.Fatal(err)
+	}
+	p.Fields = []FieldSpec{{Name: "patients"}}
+	if got := p.NextStep(); got != StepExtract {
+		t.Fatalf("fields not extracted: %s", got)
+	}
+	p.Extractions["a"] = []FieldValue{{Name: "patients", Value: "12", Sources: []int{1}}}
+	if got := p.NextStep(); got != StepResults {
+		t.Fatalf("no result: %s", got)
+	}
+	p.Results["a"] = ResultExtraction{StudyID: "a"}
+	if got := p.NextStep(); got != StepMeta {
+		t.Fatalf("all extracted: %s", got)
+	}
+	if len(Steps) != 6 || Steps[0] != StepPICO || Steps[5] != StepMeta {
+		t.Errorf("Steps = %v", Steps)
+	}
+}
