@@ -267,6 +267,7 @@ func (s *EvidenceScreen) ImportLiterature(path string) {
 			showError(s.window, err)
 			return
 		}
+		s.texts = map[string]evidence.StudyText{} // a full text may replace an abstract
 		go func() {
 			sources := s.ws.LiteratureSources(s.ctx)
 			fyne.Do(func() { s.sources = sources })
@@ -784,6 +785,33 @@ func (s *EvidenceScreen) saveNow() {
 	}()
 }
 
+// saveBeforeClose saves a pending edit and waits for it, and for a save
+// in flight, so that closing the window right after an edit loses nothing.
+// It runs on the UI goroutine as the window closes: a failure is logged.
+func (s *EvidenceScreen) saveBeforeClose() {
+	var cp *evidence.Project
+	if s.saveTimer != nil {
+		s.saveTimer.Stop()
+		s.saveTimer = nil
+		if s.project != nil {
+			var err error
+			if cp, err = cloneProject(s.project); err != nil {
+				s.ws.Logger().Error("evidence screen: saving the review project before closing", "err", err)
+			}
+		}
+	}
+	s.saveMu.Lock() // a save in flight holds it while it writes
+	defer s.saveMu.Unlock()
+	if cp == nil {
+		return
+	}
+	s.saveSeq++
+	s.lastWritten = s.saveSeq // older saves not yet written are skipped
+	if err := s.ws.SaveReviewProject(cp); err != nil {
+		s.ws.Logger().Error("evidence screen: saving the review project before closing", "project", cp.Name, "err", err)
+	}
+}
+
 // showSaved shows the outcome of a save.
 func (s *EvidenceScreen) showSaved(err error) {
 	if err != nil {
@@ -893,6 +921,16 @@ func (s *EvidenceScreen) runStep(title string, work func(ctx context.Context, se
 			s.setNotice(title + " failed: " + err.Error() + " — Nothing was changed and your edits are kept; correct the problem and try again.")
 			return
 		}
+		if s.project == nil || s.project.Name != cp.Name {
+			// Another project was opened meanwhile: keep the step's work
+			// in its own project's file without showing it.
+			go func() {
+				if serr := s.ws.SaveReviewProject(cp); serr != nil {
+					fyne.Do(func() { s.setNotice(fmt.Sprintf("%s: could not save the review %q: %v", title, cp.Name, serr)) })
+				}
+			}()
+			return
+		}
 		s.setProject(cp)
 		if applied != nil {
 			applied()
@@ -974,8 +1012,9 @@ func (s *EvidenceScreen) extractStep(title, verb string, extract func(*evidence.
 	s.runStep(title, func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
 		err := extract(sess, ctx, stepProgress(progress, verb))
 		got, terr := sess.StudyTexts(ctx, sess.Project.Included())
-		if terr != nil && err == nil {
-			return terr
+		if terr != nil {
+			// The extraction stands; the texts are read again when shown.
+			s.ws.Logger().Warn("evidence screen: reading the study texts", "err", terr)
 		}
 		texts = got
 		return err
@@ -2369,6 +2408,7 @@ func (s *EvidenceScreen) stepShown() {
 // its projects.
 func (mw *MainWindow) evidenceTab(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) fyne.CanvasObject {
 	mw.Evidence = NewEvidenceScreen(ctx, ws, w, version)
+	w.SetOnClosed(mw.Evidence.saveBeforeClose)
 	mw.Evidence.Refresh()
 	return mw.Evidence.Content()
 }

@@ -567,3 +567,23 @@ func TestEvidenceScreenImportLiterature(t *testing.T) {
 	s.NewProject("imported", app.LiteratureSourceName, evidence.PICO{Population: "adults", Intervention: "ablation"})
 	waitSaved(t, s)
 }
+
+func TestEvidenceScreenSavesOnClose(t *testing.T) {
+	a := test.NewTempApp(t)
+	ws, _ := newLiteratureWorkspace(t, false)
+	mw := NewMainWindow(context.Background(), a, ws, "test")
+	s := mw.Evidence
+	waitFor(t, s, 1)
+	s.NewProject("On close", "lit", evidence.PICO{Population: "patients with hepatocellular carcinoma", Intervention: "microwave ablation"})
+	waitSaved(t, s)
+	// An edit, then the window is closed before the screen saves it.
+	s.pico[3].SetText("local tumor progression")
+	if !s.saving() {
+		t.Fatal("the edit is not pending")
+	}
+	fyne.DoAndWait(mw.Window.Close)
+	p, err := ws.LoadReviewProject("On close")
+	if err != nil || p.PICO.Outcome != "local tumor progression" {
+		t.Fatalf("saved PICO %+v, %v", p.PICO, err)
+	}
+}

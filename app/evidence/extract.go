@@ -329,18 +329,21 @@ func MergeFields(old, fresh []FieldValue) []FieldValue {
 // one of its cited chunks. Numbers are compared as numbers, whole: "12"
 // matches "12.0" and "12%" but not "120" or "12.5"; thousands separators
 // ("1,234"), a unicode minus and signs are ignored (a range "18-65" or "a
-// fall of 3.2" has no sign to compare). A value without numbers, and
-// NotPresent, are supported; a value with a number is not when it cites no
-// existing chunk.
+// fall of 3.2" has no sign to compare). A middle dot between digits is a
+// decimal point (the Lancet's "45·2"), and so is a single comma that does
+// not separate thousands ("45,2"); in the cited text such a number may
+// also list its parts ("refs 12,13"), in the value it does not. A value
+// without numbers, and NotPresent, are supported; a value with a number is
+// not when it cites no existing chunk.
 func Supported(value string, t StudyText, sources []int) bool {
-	nums := numberTokens(value)
+	nums := numberTokens(value, false)
 	if len(nums) == 0 {
 		return true
 	}
 	have := map[string]bool{}
 	for _, s := range sources {
 		if c, ok := t.Chunk(s); ok {
-			for _, n := range numberTokens(c.Section + " " + c.Text) {
+			for _, n := range numberTokens(c.Section+" "+c.Text, true) {
 				have[n] = true
 			}
 		}
@@ -353,20 +356,48 @@ func Supported(value string, t StudyText, sources []int) bool {
 	return true
 }
 
-// numberPattern finds numbers: with thousands separators, plain or
-// decimal, or a bare decimal fraction (".5").
-var numberPattern = regexp.MustCompile(`\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+`)
+// Patterns of numberTokens: numberPattern finds runs of digits joined by
+// points, middle dots or commas, or a bare decimal fraction (".5"); a run
+// is a number with thousands separators (thousandsPattern), a number with
+// a decimal comma (decimalCommaPattern), or else the plain or decimal
+// numbers in it (plainNumberPattern).
+var (
+	numberPattern       = regexp.MustCompile(`\d+(?:[.,·]\d+)*|\.\d+`)
+	thousandsPattern    = regexp.MustCompile(`^[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$`)
+	decimalCommaPattern = regexp.MustCompile(`^\d+,\d+$`)
+	plainNumberPattern  = regexp.MustCompile(`\d+(?:\.\d+)?`)
+)
 
 // numberTokens returns the canonical forms of the numbers in s (without
-// sign, separators or trailing zeros).
-func numberTokens(s string) []string {
+// sign, separators or trailing zeros), reading a middle dot between digits
+// as a decimal point and a single comma that does not separate thousands
+// as a decimal comma; with lists, such a number also gives its parts
+// ("12,13" may list 12 and 13).
+func numberTokens(s string, lists bool) []string {
 	var out []string
-	for _, m := range numberPattern.FindAllString(s, -1) {
-		f, err := strconv.ParseFloat(strings.ReplaceAll(m, ",", ""), 64)
-		if err != nil {
-			continue
+	add := func(m string) {
+		if f, err := strconv.ParseFloat(m, 64); err == nil {
+			out = append(out, canonNumber(f))
 		}
-		out = append(out, canonNumber(f))
+	}
+	for _, m := range numberPattern.FindAllString(s, -1) {
+		m = strings.ReplaceAll(m, "·", ".")
+		switch {
+		case strings.HasPrefix(m, "."):
+			add(m)
+			continue
+		case thousandsPattern.MatchString(m):
+			add(strings.ReplaceAll(m, ",", ""))
+			continue
+		case decimalCommaPattern.MatchString(m):
+			add(strings.Replace(m, ",", ".", 1))
+			if !lists {
+				continue
+			}
+		}
+		for _, p := range plainNumberPattern.FindAllString(m, -1) {
+			add(p)
+		}
 	}
 	return out
 }

@@ -290,8 +290,11 @@ func TestSupported(t *testing.T) {
 			t.Errorf("Supported(%q, %v) = %v, want %v", tc.value, tc.sources, got, tc.want)
 		}
 	}
-	if got := numberTokens("p<.05, 1,234,567.5 and 12,13; 0.50"); fmt.Sprint(got) != "[0.05 1234567.5 12 13 0.5]" {
+	if got := numberTokens("p<.05, 1,234,567.5 and 12,13; 0.50; 0·66, 1.2.3", false); fmt.Sprint(got) != "[0.05 1234567.5 12.13 0.5 0.66 1.2 3]" {
 		t.Errorf("numberTokens = %v", got)
+	}
+	if got := numberTokens("12,13 and 0,123 of 1,2,3", true); fmt.Sprint(got) != "[12.13 12 13 0.123 0 123 1 2 3]" {
+		t.Errorf("numberTokens with lists = %v", got)
 	}
 }
 
@@ -344,5 +347,38 @@ func TestSelectChunksKeepsOrderAndNumbers(t *testing.T) {
 	}
 	if v := selectChunks(st, "anything", 10000); len(v.Chunks) != 6 || v.Clipped || v.valid != "1–6" {
 		t.Errorf("all: %d %v %q", len(v.Chunks), v.Clipped, v.valid)
+	}
+}
+
+func TestSupportedDecimalMarks(t *testing.T) {
+	// The Lancet writes decimals with a middle dot, European texts with a
+	// comma: 45·2 and 45,2 are 45.2, not 45 and 2.
+	lancet := StudyText{ID: "pmid:7", Chunks: []Chunk{
+		{N: 1, Text: "Median progression-free survival was 14·5 months; HR 0·66 (95% CI 0·53–0·82); 1,024 patients."},
+		{N: 2, Text: "Tasso di risposta 45,2% (IC 95% 38,1–52,3); 5 pazienti, 0 decessi; riferimenti 12,13."},
+	}}
+	for _, tc := range []struct {
+		value   string
+		sources []int
+		want    bool
+	}{
+		{"14.5 months", []int{1}, true},
+		{"HR 0.66 (0.53-0.82)", []int{1}, true},
+		{"66%", []int{1}, false}, // 0·66 is not 66
+		{"14", []int{1}, false},  // nor is 14·5 14
+		{"n = 1024", []int{1}, true},
+		{"45.2%", []int{2}, true},
+		{"45,2% (38,1–52,3)", []int{2}, true},
+		{"0,5", []int{2}, false},  // 0.5, not the 0 and the 5 of the text
+		{"12,13", []int{2}, true}, // as the text writes it
+		{"13", []int{2}, true},    // "12,13" may list 12 and 13
+	} {
+		if got := Supported(tc.value, lancet, tc.sources); got != tc.want {
+			t.Errorf("Supported(%q, %v) = %v, want %v", tc.value, tc.sources, got, tc.want)
+		}
+	}
+	r := CheckResult(ResultExtraction{Groups: []ResultGroup{{Name: "A", Percent: &Number{Value: 45.2, Sources: []int{2}}}}}, lancet)
+	if r.Groups[0].Percent.Unsupported {
+		t.Errorf("45.2 read from 45,2 is flagged")
 	}
 }

@@ -127,6 +127,27 @@ func (c *Corpus) FullTextIDs(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// fullTextSources returns the files the full texts of the studies ids
+// were imported from, by ID; a study without a full text is left out.
+func (c *Corpus) fullTextSources(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	has, err := c.hasFullTexts(ctx)
+	if err != nil || !has {
+		return out, err
+	}
+	for _, id := range ids {
+		var source string
+		switch err := c.db.QueryRowContext(ctx, `SELECT source FROM evidence_fulltexts WHERE record_id = ?`, id).Scan(&source); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, fmt.Errorf("evidence: reading the full text of %s: %w", id, err)
+		default:
+			out[id] = source
+		}
+	}
+	return out, nil
+}
+
 // hasFullTexts reports whether the database has the full-text tables (a
 // corpus imported by an earlier version has not).
 func (c *Corpus) hasFullTexts(ctx context.Context) (bool, error) {

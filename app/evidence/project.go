@@ -106,8 +106,10 @@ type Project struct {
 	// Extractions are the extracted fields by record ID.
 	Extractions map[string][]FieldValue `json:"extractions"`
 	// ExtractedWith records, by record ID, a fingerprint of the Fields a
-	// study's extraction was run with; a study whose fingerprint differs
-	// from the current Fields is extracted again (keeping edited values).
+	// study's extraction was run with (and of its full text's file, when
+	// it was read from one); a study whose fingerprint differs from the
+	// current Fields (or that has a new full text) is extracted again
+	// (keeping edited values).
 	ExtractedWith map[string]string `json:"extracted_with,omitempty"`
 
 	// Result says which result to extract.
@@ -496,16 +498,22 @@ func (p *Project) PRISMA() PRISMACounts {
 
 // StandardTable standardizes the extracted results of the included
 // studies (see Standardize) for the meta-analysis, in the order of
-// Included. A study without a result, or whose result cannot be
-// standardized, is left out and named in problems. Labels that would
-// repeat get a, b, ... ("Smith 2019a").
+// Included. A study without a result, whose result was extracted for
+// another Result spec (ResultsWith) and not corrected by the user since,
+// or whose result cannot be standardized, is left out and named in
+// problems. Labels that would repeat get a, b, ... ("Smith 2019a").
 func (p *Project) StandardTable() (rows []StandardRow, problems []string) {
 	included := p.Included()
 	labels := p.uniqueLabels(included)
+	fp := fingerprint(p.Result)
 	for _, id := range included {
 		r, ok := p.Results[id]
 		if !ok {
 			problems = append(problems, fmt.Sprintf("%s: no result extracted yet", labels[id]))
+			continue
+		}
+		if with, known := p.ResultsWith[id]; known && specsFingerprint(with) != fp && !r.Edited {
+			problems = append(problems, fmt.Sprintf("%s: the result was extracted for an earlier outcome, cohort or shape; run Extract results again", labels[id]))
 			continue
 		}
 		row, err := Standardize(r, p.Result, labels[id])

@@ -369,3 +369,30 @@ func TestProjectNextStep(t *testing.T) {
 		t.Errorf("Steps = %v", Steps)
 	}
 }
+
+func TestStandardTableLeavesOutStaleResults(t *testing.T) {
+	p := sampleProject()
+	p.ResultsWith = map[string]string{"a1": fingerprint(p.Result), "a6": fingerprint(p.Result)}
+	if rows, problems := p.StandardTable(); len(rows) != 2 || len(problems) != 0 {
+		t.Fatalf("current results: rows %+v, problems %v", rows, problems)
+	}
+	// A new outcome: the results read for the old one are not analysed
+	// until they are extracted again, except a result the user corrected.
+	p.Result.Outcome = "complete ablation"
+	r := p.Results["a6"]
+	r.Edited = true
+	p.Results["a6"] = r
+	rows, problems := p.StandardTable()
+	if len(rows) != 1 || rows[0].StudyID != "a6" {
+		t.Errorf("rows %+v", rows)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "Smith 2019a") || !strings.Contains(problems[0], "Extract results again") {
+		t.Errorf("problems %v", problems)
+	}
+	// A result without a fingerprint (entered before fingerprints were
+	// kept) is used.
+	delete(p.ResultsWith, "a1")
+	if rows, _ := p.StandardTable(); len(rows) != 2 {
+		t.Errorf("without a fingerprint: rows %+v", rows)
+	}
+}

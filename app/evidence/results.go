@@ -450,13 +450,19 @@ func Standardize(r ResultExtraction, spec ResultSpec, label string) (StandardRow
 				problem("%s has %s%% with the outcome; a percentage is between 0 and 100", a.describe(), fmtNum(p))
 				return 0
 			}
-			exact := p / 100 * n
+			// p·n/100, cleaned of floating-point noise so that exact halves
+			// round up (0.7% of 500 = 3.5 → 4, not 3.4999… → 3).
+			exact := math.Round(p*n*1e7) / 1e9
 			ev = math.Round(exact)
 			d := fmt.Sprintf("%s = %s%% of %s = %s", key, fmtNum(p), fmtNum(n), fmtNum(ev))
 			if math.Abs(exact-ev) > 1e-9 {
 				d += fmt.Sprintf(" (%s rounded)", strconv.FormatFloat(exact, 'f', 2, 64))
 			}
 			row.Derivations = append(row.Derivations, d)
+		case g.Percent != nil:
+			use(strings.Replace(key, "events", "percent", 1), g.Percent)
+			problem("%s has %s%% with the outcome but no N to count the events from", a.describe(), fmtNum(g.Percent.Value))
+			return 0
 		default:
 			problem("%s has neither a number of events nor a percentage with the outcome", a.describe())
 			return 0

@@ -188,6 +188,12 @@ func TestStandardizeRolesAndDerivations(t *testing.T) {
 	if !reflect.DeepEqual(row.Derivations, wantD) {
 		t.Errorf("derivations %q", row.Derivations)
 	}
+	// An exact half rounds up despite floating point (0.7 / 100 * 500 is
+	// 3.4999… in binary).
+	r.Groups = []ResultGroup{{Name: "A", Role: RoleTreatment, N: resNum(500), Percent: resNum(0.7)}, {Name: "B", Role: RoleControl, N: resNum(40), Events: resNum(1)}}
+	if row, err := Standardize(r, responseSpec, ""); err != nil || row.Events1 != 4 {
+		t.Errorf("0.7%% of 500: %+v, %v", row, err)
+	}
 	// Only the control marked: the treatment is the first other group.
 	r.Groups = []ResultGroup{{Name: "ctrl", Role: RoleControl, N: resNum(10), Events: resNum(1)}, {Name: "other", N: resNum(20), Events: resNum(2)}, {Name: "third", N: resNum(30), Events: resNum(3)}}
 	row, err = Standardize(r, responseSpec, "")
@@ -228,6 +234,8 @@ func TestStandardizeValidation(t *testing.T) {
 				`the control group ("RFA") has neither a number of events nor a percentage`}},
 		{"bad percent", responseSpec, []ResultGroup{{Name: "A", Role: RoleTreatment, N: resNum(10), Percent: resNum(140)}, {Name: "B", Role: RoleControl, N: resNum(10.5), Events: resNum(1.5)}}, nil,
 			[]string{`the control group ("B") has N = 10.5, which is not a whole number`, `the treatment group ("A") has 140% with the outcome`, `the control group ("B") has 1.5 events, which is not a whole number`}},
+		{"percent without N", responseSpec, []ResultGroup{{Name: "MWA", Role: RoleTreatment, Percent: resNum(45)}, {Name: "RFA", Role: RoleControl, N: resNum(75), Events: resNum(10)}}, nil,
+			[]string{`the treatment group ("MWA") has no number of participants (N)`, `the treatment group ("MWA") has 45% with the outcome but no N to count the events from`}},
 		{"one group", responseSpec, []ResultGroup{{Name: "A", Role: RoleTreatment, N: resNum(10), Events: resNum(1)}}, nil,
 			[]string{"a treatment and a control group are needed, but the study has 1 group"}},
 		{"sd", ResultSpec{Outcome: "size", Measure: MeansSDs}, []ResultGroup{{Name: "A", Role: RoleTreatment, N: resNum(1), Mean: resNum(2), SD: resNum(0)}, {Name: "B", Role: RoleControl, N: resNum(10), Mean: resNum(2)}}, nil,

@@ -467,9 +467,28 @@ func fingerprint(v any) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// studyFingerprint is what ExtractedWith and ResultsWith record for a
+// study: the specs' fingerprint, and for a study read from an imported
+// full text that of its file after "@", so that importing a full text
+// (whose chunks are numbered anew) extracts the study again.
+func studyFingerprint(specs, fullTextSource string) string {
+	if fullTextSource == "" {
+		return specs
+	}
+	return specs + "@" + fingerprint(fullTextSource)
+}
+
+// specsFingerprint returns the specs' part of a study's fingerprint.
+func specsFingerprint(study string) string {
+	specs, _, _ := strings.Cut(study, "@")
+	return specs
+}
+
 // ExtractFields extracts the project's Fields from every included study
 // (Corpus.StudyText, Extractor.ExtractFields) that was not extracted yet
-// with the current fields, at most Concurrency studies at a time, and
+// with the current fields from its current text (a full text imported
+// since gives new chunks: the study is extracted again), at most
+// Concurrency studies at a time, and
 // merges the values into Extractions keeping those the user edited
 // (MergeFields). A study that fails keeps its earlier values and is named
 // in the returned *StudyErrors; when ctx is cancelled the studies done are
@@ -489,10 +508,15 @@ func (s *Session) ExtractFields(ctx context.Context, progress func(done, total i
 		return errors.New("evidence: no study is included yet: include studies in the Screen step first")
 	}
 	fields := slices.Clone(p.Fields)
-	fp := fingerprint(fields)
+	full, err := s.Corpus.fullTextSources(ctx, included)
+	if err != nil {
+		return err
+	}
+	fp := map[string]string{}
 	var todo []string
 	for _, id := range included {
-		if p.ExtractedWith[id] != fp {
+		fp[id] = studyFingerprint(fingerprint(fields), full[id])
+		if p.ExtractedWith[id] != fp[id] {
 			todo = append(todo, id)
 		}
 	}
@@ -520,7 +544,7 @@ func (s *Session) ExtractFields(ctx context.Context, progress func(done, total i
 	for i, id := range todo {
 		if errs[i] == nil {
 			p.Extractions[id] = MergeFields(p.Extractions[id], vals[i])
-			p.ExtractedWith[id] = fp
+			p.ExtractedWith[id] = fp[id]
 			ok++
 		}
 	}
@@ -530,7 +554,8 @@ func (s *Session) ExtractFields(ctx context.Context, progress func(done, total i
 
 // ExtractResults extracts the project's Result from every included study
 // (Corpus.StudyText, Extractor.ExtractResult) not extracted yet with the
-// current result spec, at most Concurrency at a time. A result the user
+// current result spec from its current text, at most Concurrency at a
+// time. A result the user
 // edited is kept and not extracted again. Failures and cancelling are
 // handled as in ExtractFields.
 func (s *Session) ExtractResults(ctx context.Context, progress func(done, total int)) error {
@@ -548,13 +573,18 @@ func (s *Session) ExtractResults(ctx context.Context, progress func(done, total 
 	if len(included) == 0 {
 		return errors.New("evidence: no study is included yet: include studies in the Screen step first")
 	}
-	fp := fingerprint(spec)
+	full, err := s.Corpus.fullTextSources(ctx, included)
+	if err != nil {
+		return err
+	}
+	fp := map[string]string{}
 	var todo []string
 	for _, id := range included {
 		if r, ok := p.Results[id]; ok && r.Edited {
 			continue
 		}
-		if p.ResultsWith[id] != fp {
+		fp[id] = studyFingerprint(fingerprint(spec), full[id])
+		if p.ResultsWith[id] != fp[id] {
 			todo = append(todo, id)
 		}
 	}
@@ -584,7 +614,7 @@ func (s *Session) ExtractResults(ctx context.Context, progress func(done, total 
 			r := res[i]
 			r.StudyID = id
 			p.Results[id] = MergeResult(p.Results[id], r)
-			p.ResultsWith[id] = fp
+			p.ResultsWith[id] = fp[id]
 			ok++
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -586,5 +588,67 @@ func TestInitialQueries(t *testing.T) {
 	user := reqs[0].Messages[len(reqs[0].Messages)-1].Content
 	if strings.Count(user, "(synthetic demo record") != MaxReferences || !strings.Contains(user, "[1] Microwave ablation versus radiofrequency ablation in hepatocellular carcinoma") {
 		t.Errorf("references in the prompt:\n%s", user)
+	}
+}
+
+func TestSessionExtractsAgainFromANewFullText(t *testing.T) {
+	ctx := context.Background()
+	s, m := demoSession(t)
+	p := s.Project
+	p.Query = `"microwave ablation"[ti] AND "hepatocellular carcinoma"`
+	if err := s.Search(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Corpus.FullTextIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for _, c := range p.Search.IDs {
+		if !slices.Contains(full, c) && len(recordOf(t, s, c).Sections) > 0 {
+			id = c
+			break
+		}
+	}
+	if id == "" {
+		t.Fatal("no candidate without a full text")
+	}
+	if err := p.Decide(id, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	p.Fields = []FieldSpec{{Name: "enrolled", Description: "number of patients enrolled"}}
+	p.Result = ResultSpec{Outcome: "local tumor progression", Cohort: "MWA vs RFA", Measure: TwoGroups}
+	if err := s.ExtractFields(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ExtractResults(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	fields, results := m.count("fields"), m.count("results")
+	// The user imports the study's full text: its chunks are numbered
+	// anew, so the values (and their citations) are read again from it.
+	file := filepath.Join(t.TempDir(), "demo-"+strings.TrimPrefix(id, "demo:")+".txt")
+	text := "Methods\n\nWe enrolled 77 patients in 2015.\n\nResults\n\nLocal tumor progression was 3 of 40 (7.5%) with microwave ablation and 5 of 37 (13.5%) with radiofrequency ablation.\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Import(ctx, s.Corpus.db, file, ImportOptions{}); err != nil || len(res.FullTexts) != 1 || res.FullTexts[0].ID != id {
+		t.Fatalf("import: %+v, %v", res, err)
+	}
+	if err := s.ExtractFields(ctx, nil); err != nil || m.count("fields") != fields+1 {
+		t.Errorf("fields after the full text: %v, %d calls", err, m.count("fields")-fields)
+	}
+	if v := p.Extractions[id]; len(v) != 1 || v[0].Value != "77 patients" || v[0].Unsupported {
+		t.Errorf("values %+v", v)
+	}
+	if err := s.ExtractResults(ctx, nil); err != nil || m.count("results") != results+1 {
+		t.Errorf("results after the full text: %v, %d calls", err, m.count("results")-results)
+	}
+	if rows, problems := p.StandardTable(); len(rows) != 1 || rows[0].Events1 != 3 || rows[0].Total2 != 37 || len(problems) != 0 {
+		t.Errorf("rows %+v, problems %v", rows, problems)
+	}
+	// Nothing new: no model call.
+	if err := s.ExtractFields(ctx, nil); err != nil || m.count("fields") != fields+1 {
+		t.Errorf("again: %v, %d calls", err, m.count("fields")-fields)
 	}
 }
