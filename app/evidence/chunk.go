@@ -58,7 +58,9 @@ const TableCategory = "TABLE"
 // ChunkText splits sections into numbered chunks, N from 1 in reading
 // order: one or more chunks per section (labelled with the section's
 // Label), each at most maxChars characters (DefaultChunkChars when maxChars
-// ≤ 0) unless a single sentence (or table row) is longer. A section's text
+// ≤ 0) unless a single sentence (or table row) is longer; a "sentence" of
+// more than four times maxChars (text without punctuation, as a PDF can
+// give) is cut between words into pieces of at most maxChars. A section's text
 // is split between paragraphs (lines) first and between sentences within a
 // paragraph; a sentence ends at ".", "?" or "!" followed by a space and a
 // capital letter, digit or opening bracket, but not after abbreviations
@@ -105,6 +107,7 @@ func ChunkText(sections []Section, maxChars int) []Chunk {
 			if s.Category != TableCategory {
 				units = splitSentences(line)
 			}
+			units = cutRunaways(units, maxChars)
 			for ui, u := range units {
 				ul := runeLen(u)
 				if n > 0 && n+1+ul > maxChars {
@@ -127,6 +130,50 @@ func ChunkText(sections []Section, maxChars int) []Chunk {
 			}
 		}
 		flush()
+	}
+	return out
+}
+
+// cutRunaways cuts every unit longer than four times limit between words
+// into pieces of at most limit characters (within a word when a word is
+// longer than limit).
+func cutRunaways(units []string, limit int) []string {
+	long := false
+	for _, u := range units {
+		long = long || runeLen(u) > 4*limit
+	}
+	if !long {
+		return units
+	}
+	var out []string
+	for _, u := range units {
+		if runeLen(u) <= 4*limit {
+			out = append(out, u)
+			continue
+		}
+		var piece []rune
+		for _, w := range strings.Fields(u) {
+			for rw := []rune(w); len(rw) > 0; {
+				room := limit - len(piece)
+				if len(piece) > 0 {
+					room-- // the space before the word
+				}
+				switch {
+				case len(rw) <= room:
+					if len(piece) > 0 {
+						piece = append(piece, ' ')
+					}
+					piece, rw = append(piece, rw...), nil
+				case len(piece) > 0:
+					out, piece = append(out, string(piece)), piece[:0]
+				default: // a word longer than max
+					out, rw = append(out, string(rw[:limit])), rw[limit:]
+				}
+			}
+		}
+		if len(piece) > 0 {
+			out = append(out, string(piece))
+		}
 	}
 	return out
 }

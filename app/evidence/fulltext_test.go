@@ -37,6 +37,32 @@ func TestSplitSentences(t *testing.T) {
 	}
 }
 
+func TestChunkTextCutsRunawaySentences(t *testing.T) {
+	// Text without punctuation, as a PDF without sentence ends gives: far
+	// longer than the limit, it is cut between words.
+	words := strings.Repeat("alpha beta gamma delta ", 100)
+	giant := strings.Repeat("x", 130)
+	chunks := ChunkText([]Section{{Label: "Body", Text: words + giant + " tail"}}, 100)
+	var joined []string
+	for i, c := range chunks {
+		if runeLen(c.Text) > 100 {
+			t.Errorf("chunk %d has %d characters, more than 100", c.N, runeLen(c.Text))
+		}
+		if c.N != i+1 {
+			t.Errorf("chunk %d numbered %d", i+1, c.N)
+		}
+		joined = append(joined, c.Text)
+	}
+	if got := strings.Join(strings.Fields(strings.Join(joined, " ")), " "); got != strings.Join(strings.Fields(words), " ")+" "+giant[:100]+" "+giant[100:]+" tail" {
+		t.Errorf("text changed by cutting: %q", got)
+	}
+	// A long sentence under four times the limit stays whole.
+	long := strings.Repeat("word ", 60) + "end."
+	if c := ChunkText([]Section{{Text: long}}, 100); len(c) != 1 {
+		t.Errorf("a sentence of %d characters was cut into %d chunks", len(long), len(c))
+	}
+}
+
 func TestChunkText(t *testing.T) {
 	results := "Local tumor progression occurred in 4 of 60 patients (6.7%) after MWA. It occurred in 7 of 60 (11.7%) after RFA (HR 0.55, 95% CI 0.21–1.43; p = 0.22). " +
 		"Smith et al. reported similar figures. Complications were rare (e.g. bleeding in 2 patients)."
