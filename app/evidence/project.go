@@ -127,11 +127,15 @@ type Project struct {
 // SearchRun is a boolean search as run: the query, its FTS5 form, the
 // number of records found and the IDs of the candidates kept for screening.
 type SearchRun struct {
-	Query string    `json:"query"`
-	FTS5  string    `json:"fts5"`
-	Total int64     `json:"total"`
-	IDs   []string  `json:"ids"`
-	At    time.Time `json:"at"`
+	Query string `json:"query"`
+	FTS5  string `json:"fts5"`
+	// Total is the number of records identified, duplicates included.
+	Total int64    `json:"total"`
+	IDs   []string `json:"ids"`
+	// DuplicateOf maps the identified records removed as duplicates
+	// (Corpus.Duplicates) to the record kept; none is a candidate.
+	DuplicateOf map[string]string `json:"duplicate_of,omitempty"`
+	At          time.Time         `json:"at"`
 }
 
 // StudyInfo names a candidate study: what a table or a forest plot shows.
@@ -470,6 +474,7 @@ func (p *Project) PRISMA() PRISMACounts {
 		return c
 	}
 	c.Identified = int(p.Search.Total)
+	c.Duplicates = len(p.Search.DuplicateOf)
 	screened := map[string]bool{}
 	for _, s := range p.Screening {
 		if s.Error == "" {

@@ -288,9 +288,18 @@ func (s *Session) Search(ctx context.Context, limit int) error {
 		limit = DefaultSearchLimit
 	}
 	start := time.Now()
-	res, err := s.Corpus.Search(ctx, q, limit)
+	dups, err := s.Corpus.Duplicates(ctx, q)
 	if err != nil {
 		return err
+	}
+	// Enough matches that removing duplicates still leaves limit of them.
+	res, err := s.Corpus.Search(ctx, q, limit+len(dups))
+	if err != nil {
+		return err
+	}
+	res.Hits = slices.DeleteFunc(res.Hits, func(h Hit) bool { _, dup := dups[h.ID]; return dup })
+	if len(res.Hits) > limit {
+		res.Hits = res.Hits[:limit]
 	}
 	docs := make([]Doc, len(res.Hits))
 	for i := range res.Hits {
@@ -307,6 +316,9 @@ func (s *Session) Search(ctx context.Context, limit int) error {
 		p.Studies[res.Hits[i].ID] = InfoOf(&res.Hits[i].Record)
 	}
 	p.Search = &SearchRun{Query: q, FTS5: res.FTS5, Total: res.Total, IDs: ids, At: time.Now().UTC()}
+	if len(dups) > 0 {
+		p.Search.DuplicateOf = dups
+	}
 	p.sortScreening()
 	s.logger().Info("evidence: search run", "project", p.Name, "query", q, "total", res.Total, "candidates", len(ids), "took", time.Since(start))
 	return nil

@@ -198,6 +198,7 @@ func (w *workbookWriter) searchTable() export.Table {
 		}
 		add("Full-text index query (SQLite FTS5)", s.FTS5)
 		add("Records found", s.Total)
+		add("Duplicates removed", len(s.DuplicateOf))
 		add("Candidates kept for screening", len(s.IDs))
 		add("Searched at", s.At)
 	} else {
