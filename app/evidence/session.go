@@ -536,32 +536,18 @@ func (s *Session) ExtractFields(ctx context.Context, progress func(done, total i
 		return nil
 	}
 	ex := &Extractor{Chat: s.Chat, Model: s.Model, Options: s.Options}
-	start := time.Now()
-	vals := make([][]FieldValue, len(todo))
-	errs := s.forEach(ctx, todo, progress, func(ctx context.Context, i int) error {
-		t, err := s.Corpus.StudyText(ctx, todo[i])
-		if err != nil {
-			return err
+	return extractEach(ctx, s, StepExtract, todo, progress, func(ctx context.Context, t StudyText) ([]FieldValue, error) {
+		return ex.ExtractFields(ctx, t, fields)
+	}, func(id string, vals []FieldValue) {
+		if p.Extractions == nil {
+			p.Extractions = map[string][]FieldValue{}
 		}
-		vals[i], err = ex.ExtractFields(ctx, t, fields)
-		return err
+		if p.ExtractedWith == nil {
+			p.ExtractedWith = map[string]string{}
+		}
+		p.Extractions[id] = MergeFields(p.Extractions[id], vals)
+		p.ExtractedWith[id] = fp[id]
 	})
-	if p.Extractions == nil {
-		p.Extractions = map[string][]FieldValue{}
-	}
-	if p.ExtractedWith == nil {
-		p.ExtractedWith = map[string]string{}
-	}
-	ok := 0
-	for i, id := range todo {
-		if errs[i] == nil {
-			p.Extractions[id] = MergeFields(p.Extractions[id], vals[i])
-			p.ExtractedWith[id] = fp[id]
-			ok++
-		}
-	}
-	s.logger().Info("evidence: fields extracted", "project", p.Name, "model", s.Model, "studies", len(todo), "extracted", ok, "took", time.Since(start))
-	return s.finish(ctx, StepExtract, todo, errs, ok)
 }
 
 // ExtractResults extracts the project's Result from every included study
@@ -604,34 +590,46 @@ func (s *Session) ExtractResults(ctx context.Context, progress func(done, total 
 		return nil
 	}
 	ex := &Extractor{Chat: s.Chat, Model: s.Model, Options: s.Options}
+	return extractEach(ctx, s, StepResults, todo, progress, func(ctx context.Context, t StudyText) (ResultExtraction, error) {
+		return ex.ExtractResult(ctx, t, spec)
+	}, func(id string, r ResultExtraction) {
+		if p.Results == nil {
+			p.Results = map[string]ResultExtraction{}
+		}
+		if p.ResultsWith == nil {
+			p.ResultsWith = map[string]string{}
+		}
+		r.StudyID = id
+		p.Results[id] = MergeResult(p.Results[id], r)
+		p.ResultsWith[id] = fp[id]
+	})
+}
+
+// extractEach runs extract on the text of every study in todo, at most
+// Concurrency at a time, then applies each success to the project (on the
+// calling goroutine, in the order of todo) and returns the step's error
+// (see finish).
+func extractEach[T any](ctx context.Context, s *Session, step string, todo []string, progress func(done, total int),
+	extract func(context.Context, StudyText) (T, error), apply func(id string, v T)) error {
 	start := time.Now()
-	res := make([]ResultExtraction, len(todo))
+	vals := make([]T, len(todo))
 	errs := s.forEach(ctx, todo, progress, func(ctx context.Context, i int) error {
 		t, err := s.Corpus.StudyText(ctx, todo[i])
 		if err != nil {
 			return err
 		}
-		res[i], err = ex.ExtractResult(ctx, t, spec)
+		vals[i], err = extract(ctx, t)
 		return err
 	})
-	if p.Results == nil {
-		p.Results = map[string]ResultExtraction{}
-	}
-	if p.ResultsWith == nil {
-		p.ResultsWith = map[string]string{}
-	}
 	ok := 0
 	for i, id := range todo {
 		if errs[i] == nil {
-			r := res[i]
-			r.StudyID = id
-			p.Results[id] = MergeResult(p.Results[id], r)
-			p.ResultsWith[id] = fp[id]
+			apply(id, vals[i])
 			ok++
 		}
 	}
-	s.logger().Info("evidence: results extracted", "project", p.Name, "model", s.Model, "studies", len(todo), "extracted", ok, "took", time.Since(start))
-	return s.finish(ctx, StepResults, todo, errs, ok)
+	s.logger().Info("evidence: step run", "step", step, "project", s.Project.Name, "model", s.Model, "studies", len(todo), "extracted", ok, "took", time.Since(start))
+	return s.finish(ctx, step, todo, errs, ok)
 }
 
 // finish returns a step's error: ctx's when it was cancelled, else the
