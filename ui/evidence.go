@@ -2188,8 +2188,7 @@ func (s *EvidenceScreen) EditGroup(id string, group int, role string, values []s
 			*dst = n
 		}
 	}
-	r.Edited = true
-	s.project.Results[id] = r
+	s.project.CorrectResult(id, r)
 	s.showResults()
 	s.changed()
 	return nil

@@ -504,9 +504,9 @@ func (p *Project) PRISMA() PRISMACounts {
 // StandardTable standardizes the extracted results of the included
 // studies (see Standardize) for the meta-analysis, in the order of
 // Included. A study without a result, whose result was extracted for
-// another Result spec (ResultsWith) and not corrected by the user since,
-// or whose result cannot be standardized, is left out and named in
-// problems. Labels that would repeat get a, b, ... ("Smith 2019a").
+// another Result spec (ResultsWith; a correction by the user counts for
+// the spec it was made under, see CorrectResult), or whose result cannot be
+// standardized, is left out and named in problems. Labels that would repeat get a, b, ... ("Smith 2019a").
 func (p *Project) StandardTable() (rows []StandardRow, problems []string) {
 	included := p.Included()
 	labels := p.uniqueLabels(included)
@@ -517,8 +517,12 @@ func (p *Project) StandardTable() (rows []StandardRow, problems []string) {
 			problems = append(problems, fmt.Sprintf("%s: no result extracted yet", labels[id]))
 			continue
 		}
-		if with, known := p.ResultsWith[id]; known && specsFingerprint(with) != fp && !r.Edited {
-			problems = append(problems, fmt.Sprintf("%s: the result was extracted for an earlier outcome, cohort or shape; run Extract results again", labels[id]))
+		if with, known := p.ResultsWith[id]; known && specsFingerprint(with) != fp {
+			what := "extracted"
+			if r.Edited {
+				what = "corrected"
+			}
+			problems = append(problems, fmt.Sprintf("%s: the result was %s for an earlier outcome, cohort or shape; run Extract results again, or correct it for the current one", labels[id], what))
 			continue
 		}
 		row, err := Standardize(r, p.Result, labels[id])
@@ -534,6 +538,23 @@ func (p *Project) StandardTable() (rows []StandardRow, problems []string) {
 		rows = append(rows, row)
 	}
 	return rows, problems
+}
+
+// CorrectResult stores the user's correction of a study's result: marked
+// Edited (a new extraction keeps it) and recorded as made for the current
+// Result spec, so that a later change of the outcome, cohort or shape
+// makes it stale like an extracted result.
+func (p *Project) CorrectResult(id string, r ResultExtraction) {
+	r.StudyID, r.Edited = id, true
+	if p.Results == nil {
+		p.Results = map[string]ResultExtraction{}
+	}
+	if p.ResultsWith == nil {
+		p.ResultsWith = map[string]string{}
+	}
+	_, text, _ := strings.Cut(p.ResultsWith[id], "@")
+	p.Results[id] = r
+	p.ResultsWith[id] = fingerprint(p.Result) + "@" + text
 }
 
 // uniqueLabels returns the labels of the studies, with a, b, ... added to

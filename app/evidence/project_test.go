@@ -377,18 +377,27 @@ func TestStandardTableLeavesOutStaleResults(t *testing.T) {
 		t.Fatalf("current results: rows %+v, problems %v", rows, problems)
 	}
 	// A new outcome: the results read for the old one are not analysed
-	// until they are extracted again, except a result the user corrected.
+	// until they are extracted again, or corrected for the new one.
 	p.Result.Outcome = "complete ablation"
-	r := p.Results["a6"]
-	r.Edited = true
-	p.Results["a6"] = r
 	rows, problems := p.StandardTable()
-	if len(rows) != 1 || rows[0].StudyID != "a6" {
-		t.Errorf("rows %+v", rows)
+	if len(rows) != 0 || len(problems) != 2 || !strings.Contains(problems[0], "Smith 2019a") || !strings.Contains(problems[0], "Extract results again") {
+		t.Errorf("stale: rows %+v, problems %v", rows, problems)
 	}
-	if len(problems) != 1 || !strings.Contains(problems[0], "Smith 2019a") || !strings.Contains(problems[0], "Extract results again") {
+	p.CorrectResult("a6", p.Results["a6"])
+	rows, problems = p.StandardTable()
+	if len(rows) != 1 || rows[0].StudyID != "a6" || !p.Results["a6"].Edited {
+		t.Errorf("corrected for the new outcome: rows %+v", rows)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "Smith 2019a") {
 		t.Errorf("problems %v", problems)
 	}
+	// Back to the first outcome: a1's extraction is current again, the
+	// correction made for the other outcome is stale.
+	p.Result.Outcome = "local tumor progression"
+	if _, problems := p.StandardTable(); len(problems) != 1 || !strings.Contains(problems[0], "Smith 2019b: the result was corrected for an earlier outcome") {
+		t.Errorf("problems after another change %v", problems)
+	}
+	p.Result.Outcome = "complete ablation"
 	// A result without a fingerprint (entered before fingerprints were
 	// kept) is used.
 	delete(p.ResultsWith, "a1")

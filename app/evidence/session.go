@@ -553,8 +553,9 @@ func (s *Session) ExtractFields(ctx context.Context, progress func(done, total i
 // ExtractResults extracts the project's Result from every included study
 // (Corpus.StudyText, Extractor.ExtractResult) not extracted yet with the
 // current result spec from its current text, at most Concurrency at a
-// time. A result the user
-// edited is kept and not extracted again. Failures and cancelling are
+// time. A result the user corrected for the current spec is kept and not
+// extracted again; one corrected for an earlier spec (another outcome,
+// cohort or shape) is extracted again and replaced. Failures and cancelling are
 // handled as in ExtractFields.
 func (s *Session) ExtractResults(ctx context.Context, progress func(done, total int)) error {
 	end, err := s.begin(true)
@@ -577,11 +578,15 @@ func (s *Session) ExtractResults(ctx context.Context, progress func(done, total 
 	}
 	fp := map[string]string{}
 	var todo []string
+	specFP := fingerprint(spec)
 	for _, id := range included {
-		if r, ok := p.Results[id]; ok && r.Edited {
-			continue
+		if r, ok := p.Results[id]; ok && r.Edited && specsFingerprint(p.ResultsWith[id]) == specFP {
+			continue // corrected by the user for this spec
 		}
-		fp[id] = studyFingerprint(fingerprint(spec), full[id])
+		if r, ok := p.Results[id]; ok && r.Edited && p.ResultsWith[id] == "" {
+			continue // corrected, spec unknown: kept
+		}
+		fp[id] = studyFingerprint(specFP, full[id])
 		if p.ResultsWith[id] != fp[id] {
 			todo = append(todo, id)
 		}
@@ -600,7 +605,10 @@ func (s *Session) ExtractResults(ctx context.Context, progress func(done, total 
 			p.ResultsWith = map[string]string{}
 		}
 		r.StudyID = id
-		p.Results[id] = MergeResult(p.Results[id], r)
+		if specsFingerprint(p.ResultsWith[id]) == specFP {
+			r = MergeResult(p.Results[id], r)
+		} // else a correction made for another spec is replaced
+		p.Results[id] = r
 		p.ResultsWith[id] = fp[id]
 	})
 }

@@ -364,14 +364,26 @@ func TestSessionReviewSteps(t *testing.T) {
 	if _, res, err := p.Analyze(); err != nil || res.K != 2 {
 		t.Errorf("analysis: %+v, %v", res, err)
 	}
-	// An edited result is not extracted again, even for a new spec.
+	// A result the user corrected is kept by a new run for the same spec.
 	r := p.Results[included[0]]
-	r.Edited = true
-	p.Results[included[0]] = r
-	p.Result.Cohort = "MWA (treatment) vs RFA (control)"
+	r.Groups[0].N.Value++
+	p.CorrectResult(included[0], r)
 	calls := m.count("results")
-	if err := s.ExtractResults(ctx, nil); err != nil || m.count("results") != calls+1 || !p.Results[included[0]].Edited {
-		t.Errorf("edited result: %v, %d calls", err, m.count("results")-calls)
+	if err := s.ExtractResults(ctx, nil); err != nil || m.count("results") != calls || !p.Results[included[0]].Edited {
+		t.Errorf("corrected result, same spec: %v, %d calls", err, m.count("results")-calls)
+	}
+	// Another cohort definition: every result is stale, the corrected one
+	// too, until extracted again (which replaces the correction).
+	p.Result.Cohort = "MWA (treatment) vs RFA (control)"
+	if rows, problems := p.StandardTable(); len(rows) != 0 || len(problems) != 2 || !strings.Contains(problems[0], "corrected for an earlier outcome") {
+		t.Errorf("after a spec change: %d rows, problems %q", len(rows), problems)
+	}
+	calls = m.count("results")
+	if err := s.ExtractResults(ctx, nil); err != nil || m.count("results") != calls+2 || p.Results[included[0]].Edited {
+		t.Errorf("new spec: %v, %d calls, edited %v", err, m.count("results")-calls, p.Results[included[0]].Edited)
+	}
+	if rows, problems := p.StandardTable(); len(rows) != 2 || len(problems) != 0 {
+		t.Errorf("re-extracted: %d rows, problems %q", len(rows), problems)
 	}
 }
 
