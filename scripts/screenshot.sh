@@ -21,7 +21,13 @@ for screen in "$@"; do
     sleep 0.2
   done
   sleep 4 # let the screen load its data and draw
-  xwd -root -silent | xwdtopnm 2>/dev/null | pnmtopng > "$out/$screen.png"
+  # A frame not drawn yet is all black (a PNG of a few hundred bytes):
+  # wait and capture again.
+  for _ in 1 2 3 4 5; do
+    xwd -root -silent | xwdtopnm 2>/dev/null | pnmtopng > "$out/$screen.png"
+    [ "$(stat -c %s "$out/$screen.png")" -gt 4096 ] && break
+    sleep 2
+  done
   kill "$app" 2>/dev/null || true
   wait "$app" 2>/dev/null || true
   echo "wrote $out/$screen.png"
