@@ -166,15 +166,22 @@ func attr(se xml.StartElement, local string) string {
 	return ""
 }
 
+// token reads the next token inside an element: the end of the input
+// there is io.ErrUnexpectedEOF.
+func (p *jatsParser) token() (xml.Token, error) {
+	tok, err := p.d.Token()
+	if err == io.EOF {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return tok, err
+}
+
 // children calls fn for each child element of the element just opened,
 // until its end; fn must consume the child (read to its end or Skip).
 func (p *jatsParser) children(fn func(se xml.StartElement) error) error {
 	for {
-		tok, err := p.d.Token()
+		tok, err := p.token()
 		if err != nil {
-			if err == io.EOF {
-				return io.ErrUnexpectedEOF
-			}
 			return err
 		}
 		switch t := tok.(type) {
@@ -203,11 +210,8 @@ func (p *jatsParser) text(collect bool) (string, error) {
 	var walk func() error
 	walk = func() error {
 		for {
-			tok, err := p.d.Token()
+			tok, err := p.token()
 			if err != nil {
-				if err == io.EOF {
-					return io.ErrUnexpectedEOF
-				}
 				return err
 			}
 			switch t := tok.(type) {
@@ -619,11 +623,8 @@ func (p *jatsParser) caption() (string, error) {
 		loose.Reset()
 	}
 	for {
-		tok, err := p.d.Token()
+		tok, err := p.token()
 		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
 			return "", err
 		}
 		switch t := tok.(type) {
