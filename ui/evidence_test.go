@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -23,7 +24,6 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/meta"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
@@ -31,36 +31,7 @@ import (
 // demo literature and, when chat is set, a scripted Ollama server with
 // chat model "m" configured.
 func newLiteratureWorkspace(t *testing.T, chat bool) (*app.Workspace, *ollamatest.Server) {
-	t.Helper()
-	ctx := context.Background()
-	ws, err := app.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	path := filepath.Join(t.TempDir(), "lit.sqlite")
-	db, err := datasets.OpenReadWrite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := evidence.DemoData(ctx, db, 1); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if _, err := ws.RegisterSQLite(ctx, path, "lit"); err != nil {
-		t.Fatal(err)
-	}
-	srv := ollamatest.New(t, ollamatest.Model{Name: "m"})
-	if err := ws.UpdateConfig(func(c *app.Config) {
-		c.OllamaHost = srv.URL
-		c.Models.Chat = ""
-		if chat {
-			c.Models.Chat = "m"
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return ws, srv
+	return newDemoSourceWorkspace(t, "lit", func(ctx context.Context, db *sql.DB) error { return evidence.DemoData(ctx, db, 1) }, chat)
 }
 
 // waitUntil waits until cond, checked on the UI goroutine, holds.

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -15,37 +16,13 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/impression"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
 // newReportsWorkspace opens a workspace with a source "reports" holding the
 // synthetic demo reports, and a scripted Ollama server as its host.
 func newReportsWorkspace(t *testing.T) (*app.Workspace, *ollamatest.Server) {
-	t.Helper()
-	ctx := context.Background()
-	ws, err := app.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	path := filepath.Join(t.TempDir(), "reports.sqlite")
-	db, err := datasets.OpenReadWrite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := impression.DemoData(ctx, db, 1); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if _, err := ws.RegisterSQLite(ctx, path, "reports"); err != nil {
-		t.Fatal(err)
-	}
-	srv := ollamatest.New(t, ollamatest.Model{Name: "m"})
-	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL; c.Models.Chat = "m" }); err != nil {
-		t.Fatal(err)
-	}
-	return ws, srv
+	return newDemoSourceWorkspace(t, "reports", func(ctx context.Context, db *sql.DB) error { return impression.DemoData(ctx, db, 1) }, true)
 }
 
 func TestImpressionsScreen(t *testing.T) {

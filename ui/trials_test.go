@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
@@ -18,37 +19,13 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/trials"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
 // newTrialsWorkspace opens a workspace with a source "ct" holding the demo
 // trials and patients, and a scripted Ollama server with chat model "m".
 func newTrialsWorkspace(t *testing.T) (*app.Workspace, *ollamatest.Server) {
-	t.Helper()
-	ctx := context.Background()
-	ws, err := app.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	path := filepath.Join(t.TempDir(), "ct.sqlite")
-	db, err := datasets.OpenReadWrite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := trials.DemoData(ctx, db, 5); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if _, err := ws.RegisterSQLite(ctx, path, "ct"); err != nil {
-		t.Fatal(err)
-	}
-	srv := ollamatest.New(t, ollamatest.Model{Name: "m"})
-	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL; c.Models.Chat = "m" }); err != nil {
-		t.Fatal(err)
-	}
-	return ws, srv
+	return newDemoSourceWorkspace(t, "ct", func(ctx context.Context, db *sql.DB) error { return trials.DemoData(ctx, db, 5) }, true)
 }
 
 // scriptedTrialModel answers concept prompts with the patient's first
