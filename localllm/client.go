@@ -84,7 +84,14 @@ func New(cfg Config) (*Client, error) {
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	hc := &http.Client{Transport: watchingTransport{base: transport}}
+	hc := &http.Client{
+		Transport: watchingTransport{base: transport, host: base.String()},
+		// Never follow a redirect: the request (with the clinical text
+		// in it) would go to a host nobody configured. The transport
+		// turns every 3xx answer into an error before this is reached;
+		// this is the second line of defence.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	c := &Client{
 		host:        base.String(),
 		base:        base,
@@ -301,15 +308,26 @@ func watchBodies(ctx context.Context) (context.Context, *bodyWatch) {
 	return context.WithValue(ctx, watchKey{}, w), w
 }
 
-// watchingTransport wraps response bodies so that a read error (the server
-// closing the connection mid-stream) is recorded in the request's bodyWatch.
-type watchingTransport struct{ base http.RoundTripper }
+// watchingTransport refuses redirects and wraps response bodies so that a
+// read error (the server closing the connection mid-stream) is recorded in
+// the request's bodyWatch.
+type watchingTransport struct {
+	base http.RoundTripper
+	host string // the configured host, for messages
+}
 
-// RoundTrip implements http.RoundTripper.
+// RoundTrip implements http.RoundTripper. Any 3xx answer becomes a
+// [ServerDown] error naming both hosts: Clinsight never sends a request
+// anywhere but the configured host, and a redirect is not a reply.
 func (t watchingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
 		return resp, err
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10) // lets a small body keep the connection
+		resp.Body.Close()
+		return nil, redirectError(t.host, r.URL, resp)
 	}
 	if w, ok := r.Context().Value(watchKey{}).(*bodyWatch); ok {
 		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w}

@@ -9,8 +9,11 @@
 // scripted in-process Ollama server for tests.
 //
 // The client only ever talks to the configured host (by default
-// http://127.0.0.1:11434, or $OLLAMA_HOST): it ignores HTTP proxy settings,
-// refuses Ollama's cloud host and sends no telemetry.
+// http://127.0.0.1:11434, or $OLLAMA_HOST): it ignores HTTP proxy settings
+// (its transport has no Proxy function, so HTTP_PROXY and friends are never
+// read), never follows a redirect (a 3xx answer is an error naming both
+// hosts, and no connection is made to the other one), refuses Ollama's
+// cloud host and sends no telemetry.
 //
 // Two server behaviours are switched off on purpose: chat requests are sent
 // with truncate=false and shift=false, so a prompt that does not fit the

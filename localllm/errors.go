@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"syscall"
@@ -21,8 +22,9 @@ type Kind string
 
 // The kinds of [*Error].
 const (
-	// ServerDown: no Ollama server answers at the configured host, or the
-	// connection was lost in the middle of a reply.
+	// ServerDown: no Ollama server answers at the configured host, the
+	// connection was lost in the middle of a reply, or the host answered
+	// with a redirect to somewhere else (never followed).
 	ServerDown Kind = "server_down"
 	// ModelMissing: the requested model is not installed on the server.
 	ModelMissing Kind = "model_missing"
@@ -116,6 +118,28 @@ func (c *Client) serverDownError(cause error) *Error {
 		Message: fmt.Sprintf("Ollama is not running at %s: start it (`ollama serve`) or change the host in Settings",
 			c.host),
 		Err: cause,
+	}
+}
+
+// redirectError is the error for a 3xx answer to a request to reqURL: the
+// client never follows it, so nothing reaches the other host.
+func redirectError(host string, reqURL *url.URL, resp *http.Response) *Error {
+	cause := fmt.Errorf("HTTP %s from %s", resp.Status, reqURL.Redacted())
+	loc, err := resp.Location()
+	if err != nil {
+		return &Error{
+			Kind: ServerDown,
+			Message: fmt.Sprintf("the model server at %s answered with a redirect (HTTP %d) instead of a reply; Clinsight only talks to the configured host: set the host in Settings to the Ollama server itself",
+				host, resp.StatusCode),
+			Err: cause,
+		}
+	}
+	target := url.URL{Scheme: loc.Scheme, Host: loc.Host, Path: loc.Path}
+	return &Error{
+		Kind: ServerDown,
+		Message: fmt.Sprintf("the model server at %s answered with a redirect to %s; Clinsight only talks to the configured host and did not follow it (nothing was sent there): set the host in Settings to the Ollama server itself, not a proxy or another address",
+			host, target.String()),
+		Err: fmt.Errorf("%w, Location %s", cause, loc.Redacted()),
 	}
 }
 

@@ -112,10 +112,21 @@ type Fault struct {
 	HangUpAfter int
 	// NoDone ends a stream cleanly but without its final message.
 	NoDone bool
+	// Redirect, when not empty, answers with a redirect (status Status, 307
+	// by default) whose Location is Redirect followed by the request's
+	// path: a proxy or a hostile server sending the client elsewhere.
+	Redirect string
+	// StallAfter, when > 0, stops a stream after this many chunks without
+	// ending it: the server keeps the connection open and sends nothing
+	// more until the client goes away.
+	StallAfter int
+	// Endless repeats a chat stream's chunks forever, never sending the
+	// final message, until the client goes away.
+	Endless bool
 }
 
 func (f Fault) active() bool {
-	return f.Status != 0 || f.Raw != "" || f.HangUp
+	return f.Status != 0 || f.Raw != "" || f.HangUp || f.Redirect != ""
 }
 
 // ChatReply scripts one /api/chat answer.
@@ -180,18 +191,20 @@ type Server struct {
 
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	version  string
-	models   []Model
-	blobs    map[string]int64
-	chatQ    []ChatReply
-	chatFn   func(api.ChatRequest) ChatReply
-	embedQ   []EmbedReply
-	embedFn  func(api.EmbedRequest) EmbedReply
-	pullQ    []ProgressReply
-	createQ  []ProgressReply
-	faults   map[string][]Fault
-	requests []Request
+	mu             sync.Mutex
+	version        string
+	models         []Model
+	blobs          map[string]int64
+	chatQ          []ChatReply
+	chatFn         func(api.ChatRequest) ChatReply
+	embedQ         []EmbedReply
+	embedFn        func(api.EmbedRequest) EmbedReply
+	pullQ          []ProgressReply
+	createQ        []ProgressReply
+	faults         map[string][]Fault
+	requests       []Request
+	redirect       string
+	redirectStatus int
 }
 
 // New starts a server with the given models installed and closes it when
@@ -397,7 +410,12 @@ func (s *Server) record(next http.Handler) http.Handler {
 		if blob {
 			r.Body = &countingBody{ReadCloser: r.Body, s: s, i: len(s.requests) - 1}
 		}
+		redirect, status := s.redirect, s.redirectStatus
 		s.mu.Unlock()
+		if redirect != "" {
+			writeRedirect(w, r, redirect, status)
+			return
+		}
 		if f, ok := s.nextFault(r.URL.Path); ok && f.active() {
 			writeFault(w, r, f)
 			return
@@ -465,6 +483,8 @@ func writeFault(w http.ResponseWriter, r *http.Request, f Fault) {
 	switch {
 	case f.HangUp:
 		panic(http.ErrAbortHandler)
+	case f.Redirect != "":
+		writeRedirect(w, r, f.Redirect, f.Status)
 	case f.Raw != "":
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		if f.Status != 0 {
@@ -606,6 +626,10 @@ func (st *streamer) send(v any) bool {
 	if st.f.HangUpAfter > 0 && st.sent >= st.f.HangUpAfter {
 		panic(http.ErrAbortHandler)
 	}
+	if st.f.StallAfter > 0 && st.sent >= st.f.StallAfter {
+		<-st.r.Context().Done()
+		return false
+	}
 	return true
 }
 
@@ -684,9 +708,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := &streamer{w: w, r: r, f: reply.Fault}
-	for _, c := range chunks {
-		if !st.send(api.ChatResponse{Model: req.Model, CreatedAt: created, Message: api.Message{Role: "assistant", Content: c}}) {
-			return
+	for {
+		for _, c := range chunks {
+			if !st.send(api.ChatResponse{Model: req.Model, CreatedAt: created, Message: api.Message{Role: "assistant", Content: c}}) {
+				return
+			}
+		}
+		if !reply.Endless || len(chunks) == 0 {
+			break
 		}
 	}
 	if !reply.NoDone {
