@@ -40,7 +40,8 @@ func (p *progressPrinter) Report(pr datasets.Progress) {
 		}
 		p.last = time.Now()
 		p.stage = pr.Stage
-		fmt.Fprintf(p.w, "\r\033[K%s", describe(pr, pct))
+		writeControl(p.w, "\r\033[K") // stage names can hold data: only this is unescaped
+		fmt.Fprint(p.w, describe(pr, pct))
 		p.drawn = true
 		return
 	}

@@ -124,8 +124,17 @@ func evalCommand(root *cobra.Command) *cobra.Command {
 }
 
 // Run executes the command line args and returns the process exit code;
-// errors are printed as one line on Err.
+// errors are printed as one line on Err. Everything printed on Out and Err
+// during the run goes through a termWriter, so text from data, files and
+// the model cannot drive the terminal (see termsafe.go).
 func Run(ctx context.Context, f *Factory, args []string) int {
+	out, errw := newTermWriter(f.Out), newTermWriter(f.Err)
+	f.Out, f.Err = out, errw
+	defer func() {
+		out.Flush()
+		errw.Flush()
+		f.Out, f.Err = underlying(out), underlying(errw)
+	}()
 	defer f.close()
 	root := NewRootCmd(f)
 	root.SetArgs(args)
@@ -162,7 +171,7 @@ func newVersionCmd(f *Factory) *cobra.Command {
 // isTerminal reports whether w is a character device (an interactive
 // terminal), where progress can be redrawn in place.
 func isTerminal(w io.Writer) bool {
-	file, ok := w.(*os.File)
+	file, ok := underlying(w).(*os.File)
 	if !ok {
 		return false
 	}

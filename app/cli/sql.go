@@ -113,11 +113,12 @@ func writeResultText(w io.Writer, res *datasets.Result) error {
 }
 
 // formatCell renders a value for the text table: NULL as "NULL", tabs and
-// newlines as spaces so the columns stay aligned.
+// newlines as spaces and other control characters as escapes (which the
+// output writer would add anyway), so the columns stay aligned.
 func formatCell(v any) string {
 	if v == nil {
 		return "NULL"
 	}
 	s := fmt.Sprint(v)
-	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+	return escapeControls(strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s))
 }
