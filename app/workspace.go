@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // EnvWorkspace names the environment variable that selects the workspace
@@ -143,25 +145,12 @@ func writeConfig(path string, cfg Config) error {
 	return writeFileAtomic(path, append(raw, '\n'))
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames it
-// over path, so readers never see a half-written file.
+// writeFileAtomic writes data through Clinsight's one atomic writer
+// (internal/atomicfile), so readers never see a half-written file and a
+// failed write leaves the old one. Workspace files are private to the user
+// (0600) when new.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, 0o600)
 }
 
 // Close releases the workspace's log file.

@@ -6,54 +6,37 @@ import (
 	"compress/flate"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // compressionLevel trades workbook size for speed: XML compresses well even
 // at flate.BestSpeed, which is several times faster than the default level.
 const compressionLevel = flate.BestSpeed
 
-// tempFile is the workbook being assembled beside its destination.
+// tempFile is the workbook being assembled beside its destination, through
+// Clinsight's one atomic writer (internal/atomicfile): a temporary file in
+// the same folder, flushed and renamed over the destination only when
+// complete. Creating it also removes temporary workbooks a killed export
+// left in that folder.
 type tempFile struct {
-	f         *os.File
-	name      string
-	committed bool
+	f *atomicfile.File
 }
 
-// createTemp creates an empty temporary file in path's directory, named
-// ".<name>.<random>.tmp" and with the permissions os.Create would give.
+// createTemp starts the workbook at path, with the permissions os.Create
+// would give a new file (an existing one keeps its own).
 func createTemp(path string) (*tempFile, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+	f, err := atomicfile.Create(path, 0o666)
+	if err != nil {
+		return nil, err
 	}
-	for len(base) > 200 { // leave room in a 255-byte file name for the affixes
-		_, size := utf8.DecodeLastRuneInString(base)
-		base = base[:len(base)-size]
-	}
-	for range 100 {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot write in directory %s: %w", dir, err)
-		}
-		return &tempFile{f: f, name: name}, nil
-	}
-	return nil, fmt.Errorf("cannot create a temporary file in directory %s", dir)
+	return &tempFile{f: f}, nil
 }
 
 // save writes the workbook f into the temporary file, stopping when ctx is
@@ -78,31 +61,21 @@ func (t *tempFile) save(ctx context.Context, f *excelize.File) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	if err := markZip64(t.f, math.MaxUint32); err != nil {
-		return err
-	}
-	if err := t.f.Sync(); err != nil {
-		return err
-	}
-	return t.f.Close()
+	return markZip64(t.f, math.MaxUint32)
 }
 
-// commit renames the saved temporary file to path.
-func (t *tempFile) commit(path string) error {
-	if err := os.Rename(t.name, path); err != nil {
-		return err
-	}
-	t.committed = true
-	return nil
-}
+// commit flushes the saved temporary file and renames it over its
+// destination.
+func (t *tempFile) commit() error { return t.f.Commit() }
 
 // discard removes the temporary file unless it was committed.
-func (t *tempFile) discard() {
-	if t.committed {
-		return
-	}
-	_ = t.f.Close()
-	_ = os.Remove(t.name)
+func (t *tempFile) discard() { t.f.Discard() }
+
+// zipFile is the file markZip64 patches.
+type zipFile interface {
+	io.ReaderAt
+	io.WriterAt
+	Stat() (fs.FileInfo, error)
 }
 
 // ctxWriter fails writes once its context is done.
@@ -124,7 +97,7 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 // mismatch as a corrupt file; excelize fixes its in-memory archive the same
 // way, which the streaming save above bypasses. Only sheets whose XML
 // exceeds 4 GiB are affected.
-func markZip64(f *os.File, limit uint64) error {
+func markZip64(f zipFile, limit uint64) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err

@@ -3,11 +3,14 @@
 // caller, see [Image]) and a Provenance sheet that records how the results
 // were produced.
 //
-// The package depends on no other Clinsight package; callers adapt their
-// results to [Table] and [Provenance]. Rows are streamed through excelize's
+// The package depends on no other Clinsight package but internal/atomicfile,
+// Clinsight's one atomic file writer; callers adapt their results to [Table]
+// and [Provenance]. Rows are streamed through excelize's
 // StreamWriter, which spills them to a temporary file, so memory use does not
 // grow with the number of rows. The workbook is assembled in a temporary file
-// next to the destination and renamed over it only when everything succeeded.
+// next to the destination and renamed over it only when everything succeeded
+// (internal/atomicfile); temporary workbooks that a killed export left in
+// the destination's folder are removed by the next export there.
 //
 // Cell values map to Excel types as follows:
 //
@@ -217,7 +220,7 @@ func writeWorkbook(ctx context.Context, path string, tables []Table, prov Proven
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
 	}
-	if err := out.commit(path); err != nil {
+	if err := out.commit(); err != nil {
 		return Summary{}, err
 	}
 	wb.sum.Path = path

@@ -581,9 +581,9 @@ func TestUnwritableDestination(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ name, path, msg string }{
-		{"missing directory", filepath.Join(dir, "missing", "out.xlsx"), "cannot write in directory " + filepath.Join(dir, "missing")},
-		{"parent is a file", filepath.Join(file, "out.xlsx"), "cannot write in directory " + file},
-		{"read-only directory", filepath.Join(readOnly, "out.xlsx"), "cannot write in directory " + readOnly},
+		{"missing directory", filepath.Join(dir, "missing", "out.xlsx"), "cannot write in the folder " + filepath.Join(dir, "missing")},
+		{"parent is a file", filepath.Join(file, "out.xlsx"), "cannot write in the folder " + file},
+		{"read-only directory", filepath.Join(readOnly, "out.xlsx"), "cannot write in the folder " + readOnly},
 		{"path is a directory", readOnly + ".xlsx", "destination is a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/clinsight/clinsight/app/eval"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // attachCohortEval adds the cohort pipeline's evaluations ("eval retrieval",
@@ -226,27 +227,12 @@ mean attempts %.2f   LLM calls/question %.2f   tokens/question %.0f   median lat
 	return cmd
 }
 
-// writeEHRSQLRecords writes the per-question records as a JSON array (temp
-// file + rename).
+// writeEHRSQLRecords writes the per-question records as a JSON array,
+// atomically.
 func writeEHRSQLRecords(path string, rep *cohort.EHRSQLReport) error {
 	raw, err := json.MarshalIndent(rep.Records, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(raw, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteFile(path, append(raw, '\n'), 0o666)
 }

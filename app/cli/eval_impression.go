@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clinsight/clinsight/app/impression"
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // newEvalImpressionCmd is the "eval" command with the impression
@@ -103,35 +104,22 @@ row per report: uid, hypothesis, reference, source and the three scores.`,
 	return cmd
 }
 
-// writeEvalCSV writes the per-report results (temp file + rename).
+// writeEvalCSV writes the per-report results atomically.
 func writeEvalCSV(path string, sum impression.EvalSummary) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	w := csv.NewWriter(tmp)
-	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 4, 64) }
-	_ = w.Write([]string{"uid", "hypothesis", "reference", "source", "rouge1", "rouge2", "rougeL"})
-	for _, it := range sum.Items {
-		src := "retrieved"
-		if it.Generated {
-			src = "generated"
+	return atomicfile.Write(path, 0o666, func(out io.Writer) error {
+		w := csv.NewWriter(out)
+		pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 4, 64) }
+		_ = w.Write([]string{"uid", "hypothesis", "reference", "source", "rouge1", "rouge2", "rougeL"})
+		for _, it := range sum.Items {
+			src := "retrieved"
+			if it.Generated {
+				src = "generated"
+			}
+			_ = w.Write([]string{it.UID, it.Hypothesis, it.Reference, src, pct(it.Rouge.R1.F1), pct(it.Rouge.R2.F1), pct(it.Rouge.RL.F1)})
 		}
-		_ = w.Write([]string{it.UID, it.Hypothesis, it.Reference, src, pct(it.Rouge.R1.F1), pct(it.Rouge.R2.F1), pct(it.Rouge.RL.F1)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+		w.Flush()
+		return w.Error()
+	})
 }
 
 func newEvalLabelerCmd(f *Factory) *cobra.Command {

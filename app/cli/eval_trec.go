@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/clinsight/clinsight/app/eval"
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // attachTrialsEval adds "eval trec" (trial ranking) to root's "eval"
@@ -145,22 +146,9 @@ func readQrels(path string) (eval.Qrels, error) {
 	return q, nil
 }
 
-// writeRunFile writes a run atomically enough for a result file: to a
-// temporary file renamed over path.
+// writeRunFile writes a run atomically.
 func writeRunFile(path string, run eval.Run) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".run-*.trec")
-	if err != nil {
-		return fmt.Errorf("write run %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := eval.WriteRun(tmp, run, "clinsight"); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write run %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write run %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, 0o666, func(w io.Writer) error { return eval.WriteRun(w, run, "clinsight") }); err != nil {
 		return fmt.Errorf("write run %s: %w", path, err)
 	}
 	return nil

@@ -7,8 +7,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +18,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // The PRISMA diagram's geometry, in points (1/72 inch), drawn at prismaDPI:
@@ -135,33 +135,8 @@ func SavePRISMADiagram(path string, c PRISMACounts) error {
 	if err := WritePRISMADiagram(&buf, c); err != nil {
 		return err
 	}
-	if err := writeFileAtomicPNG(path, buf.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o666); err != nil {
 		return fmt.Errorf("evidence: saving the PRISMA diagram to %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeFileAtomicPNG writes data to a temporary file in path's directory and
-// renames it over path.
-func writeFileAtomicPNG(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +18,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // PlotOptions configures a forest plot. The zero value draws a PNG with
@@ -66,24 +67,26 @@ func (o PlotOptions) Validate() error {
 }
 
 // SaveForestPlot writes the forest plot to path, as PNG or SVG after the
-// file extension unless opts.Format is set.
-func SaveForestPlot(path string, res Result, opts PlotOptions) (err error) {
+// file extension unless opts.Format is set. The file is replaced
+// atomically: on any error (a full disk, a file-size limit) an existing
+// plot at path is left as it was and no partial file remains.
+func SaveForestPlot(path string, res Result, opts PlotOptions) error {
 	if opts.Format == "" {
 		opts.Format = strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	}
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("meta: creating forest plot file: %w", err)
+	// Draw first, so that a plot that cannot be drawn does not touch the
+	// folder at all.
+	var buf bytes.Buffer
+	if err := WriteForestPlot(&buf, res, opts); err != nil {
+		return err
 	}
-	defer func() {
-		if cerr := f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("meta: closing forest plot file: %w", cerr)
-		}
-	}()
-	return WriteForestPlot(f, res, opts)
+	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o666); err != nil {
+		return fmt.Errorf("meta: saving the forest plot: %w", err)
+	}
+	return nil
 }
 
 // WriteForestPlot draws the forest plot of res to w: one row per study with
