@@ -200,8 +200,8 @@ func (ws *Workspace) LoadReviewProject(name string) (*evidence.Project, error) {
 	if errors.Is(perr, evidence.ErrNewerProject) {
 		return nil, fmt.Errorf("review project %s: %w", path, perr)
 	}
-	backup := fmt.Sprintf("%s.corrupt-%s", path, time.Now().Format("20060102-150405"))
-	if err := os.Rename(path, backup); err != nil {
+	backup, err := moveAsideCorrupt(path)
+	if err != nil {
 		return nil, fmt.Errorf("review project %s is unreadable (%v) and could not be moved aside: %w", path, perr, err)
 	}
 	ws.logger.Warn("unreadable review project moved aside", "path", path, "backup", backup, "err", perr)

@@ -108,8 +108,8 @@ func (ws *Workspace) loadConfig() (Config, error) {
 	if perr == nil {
 		return cfg, nil
 	}
-	backup := fmt.Sprintf("%s.corrupt-%s", path, time.Now().Format("20060102-150405"))
-	if err := os.Rename(path, backup); err != nil {
+	backup, err := moveAsideCorrupt(path)
+	if err != nil {
 		return Config{}, fmt.Errorf("workspace config %s is unreadable (%v) and could not be moved aside: %w", path, perr, err)
 	}
 	msg := fmt.Sprintf("The settings file was unreadable (%v); it was saved as %s and default settings were restored.", perr, filepath.Base(backup))
@@ -143,6 +143,14 @@ func writeConfig(path string, cfg Config) error {
 		return fmt.Errorf("encode workspace config: %w", err)
 	}
 	return writeFileAtomic(path, append(raw, '\n'))
+}
+
+// moveAsideCorrupt keeps an unreadable file as
+// <name>.corrupt-YYYYMMDD-HHMMSS (with -2, -3, … added when several are
+// kept within a second) and returns the new path. It never replaces an
+// earlier backup.
+func moveAsideCorrupt(path string) (string, error) {
+	return atomicfile.MoveAside(path, atomicfile.Stamped(path, "corrupt", time.Now()))
 }
 
 // writeFileAtomic writes data through Clinsight's one atomic writer
