@@ -10,13 +10,16 @@ import (
 )
 
 // Chat sends the conversation to req.Model and returns the reply. When
-// onDelta is not nil the reply is streamed and onDelta receives its text
-// pieces in order, on the calling goroutine; otherwise one non-streaming
-// request is made. A reply cut off at num_predict is returned without error
-// with DoneReason "length" (see [ChatResult.CutOff]). Errors are [*Error]s:
-// [ModelMissing], [ContextOverflow] (the prompt does not fit num_ctx),
-// [ServerDown] (also when the connection is lost mid-reply), [Timeout],
-// [Cancelled], [BadReply], [Server] or [Invalid].
+// onDelta is not nil it receives the reply's text pieces in order, on the
+// calling goroutine, as they arrive. The reply always streams on the wire,
+// so that the client's bounds act while the model writes: a pause longer
+// than the idle timeout, or more chunks or text than the reply budget
+// (num_predict, else num_ctx, else the client's MaxReplyTokens) ends the
+// call with an error. A reply cut off by the server at num_predict is
+// returned without error with DoneReason "length" (see [ChatResult.CutOff]).
+// Errors are [*Error]s: [ModelMissing], [ContextOverflow] (the prompt does
+// not fit num_ctx), [ServerDown] (also when the connection is lost
+// mid-reply), [Timeout], [Cancelled], [BadReply], [Server] or [Invalid].
 func (c *Client) Chat(ctx context.Context, req ChatRequest, onDelta func(delta string)) (ChatResult, error) {
 	if err := req.Validate(); err != nil {
 		return ChatResult{}, err
@@ -27,10 +30,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onDelta func(delta s
 // chatOnce makes one /api/chat request.
 func (c *Client) chatOnce(ctx context.Context, req ChatRequest, format json.RawMessage, onDelta func(string)) (ChatResult, error) {
 	cl := call{op: "chat", model: req.Model, numCtx: req.Options.NumCtx}
+	lim := newChatLimits(c.replyBudget(req.Options))
 	ar := &api.ChatRequest{
 		Model:    req.Model,
 		Messages: make([]api.Message, len(req.Messages)),
-		Stream:   new(onDelta != nil),
+		Stream:   new(true),
 		Format:   format,
 		Options:  req.Options.apiOptions(),
 		// Fail instead of silently dropping the start of the prompt or
@@ -45,9 +49,10 @@ func (c *Client) chatOnce(ctx context.Context, req ChatRequest, format json.RawM
 		ar.KeepAlive = &api.Duration{Duration: *ka}
 	}
 
-	wctx, watch := watchBodies(ctx)
+	wctx, watch := watchCall(ctx, c.workBounds("chat", lim.bodyBytes()))
 	var text strings.Builder
 	var final *api.ChatResponse
+	chunks := 0
 	err := c.api.Chat(wctx, ar, func(r api.ChatResponse) error {
 		if err := ctx.Err(); err != nil {
 			// Cancelled (perhaps by onDelta): ignore buffered lines.
@@ -55,6 +60,9 @@ func (c *Client) chatOnce(ctx context.Context, req ChatRequest, format json.RawM
 		}
 		if final != nil {
 			return errors.New("the server sent more after its final message")
+		}
+		if chunks++; chunks > lim.maxChunks || text.Len()+len(r.Message.Content) > lim.maxText {
+			return c.tooManyTokens(req.Model, lim)
 		}
 		if d := r.Message.Content; d != "" {
 			text.WriteString(d)
@@ -68,12 +76,10 @@ func (c *Client) chatOnce(ctx context.Context, req ChatRequest, format json.RawM
 		return nil
 	})
 	switch {
-	case err != nil && final == nil && ctx.Err() == nil:
-		// A partial last line and a lost connection: the connection
-		// is the cause.
-		if lost := watch.lost(); lost != nil {
-			err = errors.Join(lost, err)
-		}
+	case err != nil && final == nil:
+		// A partial last line and a lost connection or an exceeded
+		// bound: that is the cause.
+		err = watch.explain(ctx, err)
 	case err == nil && final == nil:
 		// The api client's stream reader hides transport errors: a
 		// connection closed mid-reply ends the stream "normally".

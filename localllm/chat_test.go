@@ -86,7 +86,10 @@ func TestChatOptionsOmittedByDefault(t *testing.T) {
 	}
 }
 
-func TestChatNonStreaming(t *testing.T) {
+// TestChatWithoutDelta: without onDelta the reply still streams on the wire
+// (so that the idle timeout and the reply budget act while the model
+// writes) and comes back whole.
+func TestChatWithoutDelta(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s, localllm.Config{})
 	s.QueueChat(ollamatest.ChatReply{Content: "The answer is 42."})
@@ -97,8 +100,8 @@ func TestChatNonStreaming(t *testing.T) {
 	if res.Content != "The answer is 42." || res.Usage.CompletionTokens != 4 || res.Usage.PromptTokens != 2 {
 		t.Errorf("result = %+v", res)
 	}
-	if r := s.ChatRequests()[0]; r.Stream == nil || *r.Stream {
-		t.Errorf("stream = %v, want false", r.Stream)
+	if r := s.ChatRequests()[0]; r.Stream == nil || !*r.Stream {
+		t.Errorf("stream = %v, want true", r.Stream)
 	}
 }
 

@@ -24,6 +24,23 @@ const (
 	// DefaultJSONRetries is how many times [Client.ChatJSON] asks the model
 	// again after a reply that does not match the schema.
 	DefaultJSONRetries = 2
+	// DefaultHeaderTimeout bounds the wait for the start of the answer to
+	// a request that makes the model work (chat, embeddings, download,
+	// import). It covers loading the model from disk and reading the
+	// prompt, which can take minutes for a large model or a long prompt on
+	// a laptop CPU; a server that takes longer is stuck or far too slow.
+	DefaultHeaderTimeout = 5 * time.Minute
+	// DefaultInfoTimeout bounds the wait for the answer to a quick question
+	// (version, model list, model details, blob check), which a working
+	// server answers in milliseconds.
+	DefaultInfoTimeout = 30 * time.Second
+	// DefaultIdleTimeout bounds a pause in the middle of an answer: between
+	// two streamed chunks (a model generates several tokens a second even
+	// on a slow CPU) or two reads of a body.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxReplyTokens is the reply budget of a chat request that
+	// sets neither num_predict nor num_ctx.
+	DefaultMaxReplyTokens = 32768
 )
 
 // Config configures a [Client]. The zero value talks to $OLLAMA_HOST or
@@ -41,6 +58,20 @@ type Config struct {
 	// JSONRetries is how many times ChatJSON retries after an invalid reply;
 	// 0 means [DefaultJSONRetries], a negative value means no retry.
 	JSONRetries int
+	// HeaderTimeout bounds the wait for the first byte of the answer to a
+	// chat, embedding, download or import request; 0 means
+	// [DefaultHeaderTimeout].
+	HeaderTimeout time.Duration
+	// InfoTimeout bounds the wait for the first byte of the answer to a
+	// version, model list, model details or blob check request; 0 means
+	// [DefaultInfoTimeout].
+	InfoTimeout time.Duration
+	// IdleTimeout bounds a pause in the middle of an answer (between two
+	// streamed chunks); 0 means [DefaultIdleTimeout].
+	IdleTimeout time.Duration
+	// MaxReplyTokens is the reply budget of a chat request that sets
+	// neither NumPredict nor NumCtx; 0 means [DefaultMaxReplyTokens].
+	MaxReplyTokens int
 	// Logger receives one debug record per call (model, tokens, durations)
 	// and a warning per failure with its technical cause; nil means
 	// slog.Default().
@@ -56,6 +87,11 @@ type Client struct {
 	batchSize   int
 	jsonRetries int
 	log         *slog.Logger
+
+	headerTimeout  time.Duration
+	infoTimeout    time.Duration
+	idleTimeout    time.Duration
+	maxReplyTokens int
 }
 
 // New returns a client for the server cfg names. It does not contact the
@@ -85,7 +121,9 @@ func New(cfg Config) (*Client, error) {
 		ExpectContinueTimeout: time.Second,
 	}
 	hc := &http.Client{
-		Transport: watchingTransport{base: transport, host: base.String()},
+		Transport: watchingTransport{base: transport, host: base.String(),
+			fallback: bounds{op: "Ollama", header: orDefault(cfg.HeaderTimeout, DefaultHeaderTimeout),
+				idle: orDefault(cfg.IdleTimeout, DefaultIdleTimeout), maxBytes: maxInfoBytes}},
 		// Never follow a redirect: the request (with the clinical text
 		// in it) would go to a host nobody configured. The transport
 		// turns every 3xx answer into an error before this is reached;
@@ -93,13 +131,17 @@ func New(cfg Config) (*Client, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	c := &Client{
-		host:        base.String(),
-		base:        base,
-		api:         api.NewClient(base, hc),
-		http:        hc,
-		batchSize:   cfg.EmbedBatchSize,
-		jsonRetries: cfg.JSONRetries,
-		log:         cfg.Logger,
+		host:           base.String(),
+		base:           base,
+		api:            api.NewClient(base, hc),
+		http:           hc,
+		batchSize:      cfg.EmbedBatchSize,
+		jsonRetries:    cfg.JSONRetries,
+		log:            cfg.Logger,
+		headerTimeout:  orDefault(cfg.HeaderTimeout, DefaultHeaderTimeout),
+		infoTimeout:    orDefault(cfg.InfoTimeout, DefaultInfoTimeout),
+		idleTimeout:    orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
+		maxReplyTokens: orDefault(cfg.MaxReplyTokens, DefaultMaxReplyTokens),
 	}
 	if c.batchSize <= 0 {
 		c.batchSize = DefaultEmbedBatchSize
@@ -114,6 +156,14 @@ func New(cfg Config) (*Client, error) {
 		c.log = slog.Default()
 	}
 	return c, nil
+}
+
+// orDefault returns v, or def when v is not positive.
+func orDefault[T time.Duration | int](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Host returns the normalised base URL the client talks to.
@@ -137,7 +187,7 @@ type Health struct {
 func (c *Client) Health(ctx context.Context) (Health, error) {
 	h := Health{Host: c.host}
 	start := time.Now()
-	v, err := c.api.Version(ctx)
+	v, err := c.api.Version(c.bound(ctx, c.infoBounds("health check")))
 	if err != nil {
 		return h, c.translate(ctx, call{op: "health check"}, err)
 	}
@@ -169,7 +219,7 @@ type Model struct {
 
 // Models lists the installed models (/api/tags).
 func (c *Client) Models(ctx context.Context) ([]Model, error) {
-	resp, err := c.api.List(ctx)
+	resp, err := c.api.List(c.bound(ctx, c.infoBounds("model list")))
 	if err != nil {
 		return nil, c.translate(ctx, call{op: "model list"}, err)
 	}
@@ -217,7 +267,7 @@ func (c *Client) Show(ctx context.Context, model string) (ModelDetail, error) {
 	if model == "" {
 		return ModelDetail{}, invalid(nil, "no model name given")
 	}
-	resp, err := c.api.Show(ctx, &api.ShowRequest{Model: model})
+	resp, err := c.api.Show(c.bound(ctx, c.infoBounds("model details")), &api.ShowRequest{Model: model})
 	if err != nil {
 		return ModelDetail{}, c.translate(ctx, cl, err)
 	}
@@ -262,8 +312,11 @@ func intFromAny(v any) int {
 // (the api client's stream reader does not report those).
 var errConnectionLost = errors.New("connection lost while reading the reply")
 
-// bodyWatch records the first read error of the response bodies of one call.
+// bodyWatch holds the bounds of one call's requests and records the first
+// read error of their response bodies.
 type bodyWatch struct {
+	bounds bounds
+
 	mu  sync.Mutex
 	err error
 }
@@ -276,19 +329,25 @@ func (w *bodyWatch) set(err error) {
 	}
 }
 
-// lost returns the recorded read error wrapped in errConnectionLost, or nil.
+// lost returns the recorded read error: a bound that was exceeded as it is,
+// anything else wrapped in errConnectionLost; nil when there was none.
 func (w *bodyWatch) lost() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {
 		return nil
 	}
+	var e *Error
+	if errors.As(w.err, &e) {
+		return e
+	}
 	return errors.Join(errConnectionLost, w.err)
 }
 
 // incomplete explains a stream that ended without its final message: the
-// caller gave up, the connection was lost, or the server ended the stream
-// early (what says what was being received, for the message).
+// caller gave up, the connection was lost, a bound was exceeded, or the
+// server ended the stream early (what says what was being received, for
+// the message).
 func (w *bodyWatch) incomplete(ctx context.Context, what string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -299,28 +358,58 @@ func (w *bodyWatch) incomplete(ctx context.Context, what string) error {
 	return badReply(nil, "Ollama's %s ended before it was complete: try again", what)
 }
 
+// explain returns the error of a call that failed with err: a bound that
+// was exceeded or a lost connection explains it better than what the api
+// client made of the truncated body (often the partial line itself).
+func (w *bodyWatch) explain(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	lost := w.lost()
+	if lost == nil {
+		return err
+	}
+	var e *Error
+	if errors.As(lost, &e) {
+		return e
+	}
+	return errors.Join(lost, err)
+}
+
 type watchKey struct{}
 
-// watchBodies returns a context whose requests record body read errors in
-// the returned watch.
-func watchBodies(ctx context.Context) (context.Context, *bodyWatch) {
-	w := &bodyWatch{}
+// watchCall returns a context whose requests are held to b and record body read
+// errors in the returned watch.
+func watchCall(ctx context.Context, b bounds) (context.Context, *bodyWatch) {
+	w := &bodyWatch{bounds: b}
 	return context.WithValue(ctx, watchKey{}, w), w
 }
 
-// watchingTransport refuses redirects and wraps response bodies so that a
-// read error (the server closing the connection mid-stream) is recorded in
-// the request's bodyWatch.
+// bound returns a context whose requests are held to b.
+func (c *Client) bound(ctx context.Context, b bounds) context.Context {
+	ctx, _ = watchCall(ctx, b)
+	return ctx
+}
+
+// watchingTransport refuses redirects and holds every request to the
+// bounds of its call (see bounds.go), recording body read errors (the
+// server closing the connection mid-stream) in the call's bodyWatch.
 type watchingTransport struct {
 	base http.RoundTripper
 	host string // the configured host, for messages
+	// fallback bounds a request made without a bodyWatch.
+	fallback bounds
 }
 
 // RoundTrip implements http.RoundTripper. Any 3xx answer becomes a
 // [ServerDown] error naming both hosts: Clinsight never sends a request
 // anywhere but the configured host, and a redirect is not a reply.
 func (t watchingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(r)
+	b, w := t.fallback, (*bodyWatch)(nil)
+	if cw, ok := r.Context().Value(watchKey{}).(*bodyWatch); ok {
+		b, w = cw.bounds, cw
+	}
+	resp, err := t.guard(r, b, w)
 	if err != nil {
 		return resp, err
 	}
@@ -329,22 +418,5 @@ func (t watchingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		return nil, redirectError(t.host, r.URL, resp)
 	}
-	if w, ok := r.Context().Value(watchKey{}).(*bodyWatch); ok {
-		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w}
-	}
 	return resp, nil
-}
-
-type watchedBody struct {
-	io.ReadCloser
-	w *bodyWatch
-}
-
-// Read implements io.Reader, recording read errors other than io.EOF.
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) {
-		b.w.set(err)
-	}
-	return n, err
 }

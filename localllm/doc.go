@@ -15,6 +15,15 @@
 // hosts, and no connection is made to the other one), refuses Ollama's
 // cloud host and sends no telemetry.
 //
+// Every answer is bounded client-side (see [Config]): the wait for its start
+// (HeaderTimeout, 5 minutes by default for model work, since loading a model
+// on a laptop CPU is slow; InfoTimeout, 30 seconds, for quick questions), a
+// pause in its middle (IdleTimeout, 2 minutes), and its size (a chat reply
+// by the token budget Clinsight asked for, num_predict; other answers by
+// what they can hold; every streamed line by 1 MiB). Chat requests always
+// stream on the wire so that these bounds act while the model writes. Each
+// bound ends the call with an error that says which one was reached.
+//
 // Two server behaviours are switched off on purpose: chat requests are sent
 // with truncate=false and shift=false, so a prompt that does not fit the
 // context window fails with a [ContextOverflow] error instead of being

@@ -2,7 +2,6 @@ package localllm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/ollama/ollama/api"
@@ -57,7 +56,7 @@ func (c *Client) EmbedWith(ctx context.Context, req EmbedRequest) ([][]float32, 
 			return nil, usage, c.translate(ctx, cl, err)
 		}
 		batch := req.Texts[start:min(start+size, len(req.Texts))]
-		wctx, watch := watchBodies(ctx)
+		wctx, watch := watchCall(ctx, c.workBounds("embedding", int64(len(batch))*maxEmbeddingBytes+replySlackBytes))
 		resp, err := c.api.Embed(wctx, &api.EmbedRequest{
 			Model:     req.Model,
 			Input:     batch,
@@ -66,10 +65,7 @@ func (c *Client) EmbedWith(ctx context.Context, req EmbedRequest) ([][]float32, 
 			Options:   opts,
 		})
 		if err != nil {
-			if lost := watch.lost(); lost != nil && ctx.Err() == nil {
-				err = errors.Join(lost, err)
-			}
-			return nil, usage, c.translate(ctx, cl, err)
+			return nil, usage, c.translate(ctx, cl, watch.explain(ctx, err))
 		}
 		usage = usage.Add(Usage{
 			Model:         req.Model,

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/ollama/ollama/api"
 )
@@ -186,8 +187,28 @@ func (c *Client) translate(ctx context.Context, cl call, err error) error {
 		level = c.log.Debug
 	}
 	level("ollama call failed", "op", cl.op, "model", cl.model, "host", c.host,
-		"kind", string(e.Kind), "message", e.Message, "cause", e.Err)
+		"kind", string(e.Kind), "message", e.Message, "cause", logCause(e.Err))
 	return e
+}
+
+// maxLoggedCause bounds the text of a cause in the log: the api client
+// makes errors of whole lines of a malformed answer.
+const maxLoggedCause = 512
+
+// logCause returns err's text, shortened to maxLoggedCause bytes.
+func logCause(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := err.Error()
+	if len(s) <= maxLoggedCause {
+		return s
+	}
+	cut := maxLoggedCause
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
 }
 
 func (c *Client) classify(ctx context.Context, cl call, err error) *Error {

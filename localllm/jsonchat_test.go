@@ -57,8 +57,8 @@ func TestChatJSONValid(t *testing.T) {
 		!strings.Contains(r.Messages[0].Content, schema.String()) {
 		t.Errorf("the schema is not described in the system prompt: %+v", r.Messages)
 	}
-	if r.Stream == nil || *r.Stream {
-		t.Error("ChatJSON should not stream")
+	if r.Stream == nil || !*r.Stream {
+		t.Error("ChatJSON should stream on the wire, so that the client's bounds act while the model writes")
 	}
 	if r.Options["num_predict"] != 512.0 {
 		t.Errorf("options = %v", r.Options)

@@ -43,7 +43,7 @@ func (c *Client) Pull(ctx context.Context, name string, progress func(Progress))
 	if name == "" {
 		return invalid(nil, "no model name given")
 	}
-	wctx, watch := watchBodies(ctx)
+	wctx, watch := watchCall(ctx, c.workBounds("download", 0))
 	var last string
 	err := c.api.Pull(wctx, &api.PullRequest{Model: name}, func(p api.ProgressResponse) error {
 		last = p.Status
@@ -55,6 +55,7 @@ func (c *Client) Pull(ctx context.Context, name string, progress func(Progress))
 	if err == nil && last != "success" {
 		err = watch.incomplete(ctx, "download of model "+name)
 	}
+	err = watch.explain(ctx, err)
 	if err != nil {
 		return c.modelTransferError(ctx, cl, err,
 			"Ollama could not download model %s: %s. On a computer without internet access, copy the model's .gguf file and use Import in Settings")
@@ -154,20 +155,20 @@ func (c *Client) ImportGGUF(ctx context.Context, req ImportRequest, progress fun
 			return invalid(err, "cannot read the model file %s: %v", req.Path, err)
 		}
 		body := &progressReader{ctx: ctx, r: f, total: st.Size(), digest: digest, status: "uploading", report: progress}
-		wctx, watch := watchBodies(ctx)
+		wctx, watch := watchCall(ctx, c.workBounds("upload", maxInfoBytes))
 		if err := c.api.CreateBlob(wctx, digest, body); err != nil {
-			if lost := watch.lost(); lost != nil && ctx.Err() == nil {
-				err = errors.Join(lost, err)
-			}
-			return c.modelTransferError(ctx, cl, err, "Ollama could not store the file for model %s: %s")
+			return c.modelTransferError(ctx, cl, watch.explain(ctx, err), "Ollama could not store the file for model %s: %s")
 		}
 		c.log.Info("ollama blob uploaded", "digest", digest, "bytes", st.Size())
 	} else {
 		progress(Progress{Status: "uploading", Digest: digest, Total: st.Size(), Completed: st.Size()})
 	}
 
-	// Create.
-	wctx, watch := watchBodies(ctx)
+	// Create. Ollama may work on the file for a while between two progress
+	// lines: a pause may last as long as the wait for the first one.
+	b := c.workBounds("import", 0)
+	b.idle = max(b.idle, b.header)
+	wctx, watch := watchCall(ctx, b)
 	var last string
 	err = c.api.Create(wctx, &api.CreateRequest{
 		Model:      req.Name,
@@ -183,6 +184,7 @@ func (c *Client) ImportGGUF(ctx context.Context, req ImportRequest, progress fun
 	if err == nil && last != "success" {
 		err = watch.incomplete(ctx, "import of model "+req.Name)
 	}
+	err = watch.explain(ctx, err)
 	if err != nil {
 		return c.modelTransferError(ctx, cl, err, "Ollama could not create model %s from the file: %s")
 	}
@@ -193,7 +195,7 @@ func (c *Client) ImportGGUF(ctx context.Context, req ImportRequest, progress fun
 // hasBlob asks the server whether it has a blob (HEAD /api/blobs/:digest;
 // the api package has no call for it).
 func (c *Client) hasBlob(ctx context.Context, digest string) (bool, error) {
-	r, err := http.NewRequestWithContext(ctx, http.MethodHead, c.base.JoinPath("api", "blobs", digest).String(), nil)
+	r, err := http.NewRequestWithContext(c.bound(ctx, c.infoBounds("blob check")), http.MethodHead, c.base.JoinPath("api", "blobs", digest).String(), nil)
 	if err != nil {
 		return false, err
 	}

@@ -3,8 +3,9 @@
 // (queues of replies per endpoint, or handler funcs), every request is
 // recorded for assertions, and faults (HTTP errors, malformed or truncated
 // JSON, done_reason "length", slow streams, a connection dropped mid-stream)
-// are one field away. Embeddings are deterministic (a hashed bag of words),
-// so retrieval tests can rely on them.
+// are one field away, and so are hostile servers (a redirect elsewhere, an
+// endless stream, a stream that stalls; see also [Tripwire]). Embeddings are
+// deterministic (a hashed bag of words), so retrieval tests can rely on them.
 //
 // It implements /api/version, /api/tags, /api/show, /api/chat (streamed and
 // not), /api/embed, /api/pull, /api/blobs/:digest (HEAD and POST) and
