@@ -1,8 +1,6 @@
 package datasets
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -28,8 +26,10 @@ func refuse(verb, format string, args ...any) *RefusedError {
 
 // readOnlyPragmas lists the pragmas that may be run, in their reading form
 // only, with whether they take a table or index name as argument. Every
-// other pragma is refused: some change the connection as soon as SQLite
-// compiles them (query_only, writable_schema), before any bytecode check.
+// other pragma is refused, by the lexical gate and again by the
+// connection's authorizer: some change the connection as soon as SQLite
+// compiles them (query_only, case_sensitive_like, writable_schema).
+// data_version is here because FTS5 reads it while answering a MATCH.
 var readOnlyPragmas = map[string]bool{
 	"table_info":       true,
 	"table_xinfo":      true,
@@ -50,6 +50,8 @@ var readOnlyPragmas = map[string]bool{
 	"user_version":     false,
 	"schema_version":   false,
 	"application_id":   false,
+	"data_version":     false,
+	"query_only":       false,
 }
 
 // verbReasons explains why each kind of non-reading statement is refused.
@@ -74,40 +76,12 @@ var verbReasons = map[string]string{
 	"RELEASE":   "transaction control is not available; each query runs on its own",
 }
 
-// writeOpcodes are the SQLite bytecode operations that write to a database,
-// change its schema or its file, or control transactions. Their presence in
-// a statement's program is how SQLite itself decides that a statement is not
-// read-only (see sqlite3_stmt_readonly); OP_Transaction is checked
-// separately through its write flag.
-var writeOpcodes = map[string]bool{
-	"OpenWrite":   true,
-	"CreateBtree": true,
-	"Destroy":     true,
-	"ParseSchema": true,
-	"SetCookie":   true,
-	"DropTable":   true,
-	"DropIndex":   true,
-	"DropTrigger": true,
-	"Vacuum":      true,
-	"IncrVacuum":  true,
-	"JournalMode": true,
-	"Checkpoint":  true,
-	"VUpdate":     true,
-	"VCreate":     true,
-	"VDestroy":    true,
-	"AutoCommit":  true,
-	"Savepoint":   true,
-}
-
 // checkedStatement is a statement that passed the lexical gate.
 type checkedStatement struct {
 	// text is the statement without terminator or surrounding comments.
 	text string
 	// verb is its leading keyword.
 	verb string
-	// inner is the statement EXPLAIN applies to (text itself when the
-	// statement is not an EXPLAIN).
-	inner string
 	// unknownVerb is set when the statement starts with a word that is no
 	// SQLite statement at all: SQLite is left to report its syntax error
 	// (useful feedback for whoever wrote it), and it is refused should
@@ -116,9 +90,21 @@ type checkedStatement struct {
 }
 
 // gate is the first, lexical layer: exactly one statement, led by a reading
-// verb. It runs before SQLite sees the text, because SQLite applies some
-// statements (certain PRAGMAs) while merely compiling them.
+// verb, naming no pragma outside readOnlyPragmas. It sees the text through
+// TokenizeSQL, which splits it exactly as SQLite does, so the statement it
+// judges is the statement SQLite would compile. It gives the clearest
+// refusals; the connection's authorizer (authorize) refuses the same
+// things again inside SQLite.
+//
+// It is stricter than SQLite in a few documented places: a NUL byte
+// anywhere is refused (SQLite would silently ignore the rest of the text),
+// PRAGMA arguments must be a single name, and every identifier starting
+// with "pragma_" must name a pragma of readOnlyPragmas, even one that is
+// only a column alias.
 func gate(query string) (checkedStatement, error) {
+	if strings.IndexByte(query, 0) >= 0 {
+		return checkedStatement{}, refuse("", "the query contains a NUL character (byte 0); SQLite would ignore everything after it, so remove it")
+	}
 	stmts := splitStatements(query)
 	switch {
 	case len(stmts) == 0:
@@ -129,7 +115,6 @@ func gate(query string) (checkedStatement, error) {
 	}
 	s := stmts[0]
 	cs := checkedStatement{text: query[s.start:s.end], verb: s.word(query, 0)}
-	cs.inner = cs.text
 	first := 0
 	if cs.verb == "EXPLAIN" {
 		first = 1
@@ -139,7 +124,9 @@ func gate(query string) (checkedStatement, error) {
 		if first >= len(s.tokens) {
 			return checkedStatement{}, refuse("EXPLAIN", "EXPLAIN needs a statement to explain")
 		}
-		cs.inner = query[s.tokens[first].Start:s.end]
+	}
+	if err := checkPragmaFunctions(query, s); err != nil {
+		return checkedStatement{}, err
 	}
 	verb := s.word(query, first)
 	switch verb {
@@ -157,19 +144,52 @@ func gate(query string) (checkedStatement, error) {
 	return cs, nil
 }
 
+// tokenName returns the name a token stands for where SQLite's grammar
+// takes a name (nm: an identifier, a quoted identifier or a string).
+func tokenName(src string, t SQLToken) (string, bool) {
+	switch t.Kind {
+	case TokenWord:
+		return t.Text(src), true
+	case TokenQuoted, TokenString:
+		return unquote(t.Text(src)), true
+	}
+	return "", false
+}
+
+// checkPragmaFunctions refuses pragma_NAME table-valued functions (SQLite
+// runs "PRAGMA NAME=argument" for them while the query runs) unless NAME is
+// a read-only pragma.
+func checkPragmaFunctions(src string, s statement) error {
+	for _, t := range s.tokens {
+		if t.Kind != TokenWord && t.Kind != TokenQuoted {
+			continue
+		}
+		name, _ := t.Identifier(src)
+		name = asciiLower(name)
+		if !strings.HasPrefix(name, "pragma_") {
+			continue
+		}
+		if _, ok := readOnlyPragmas[strings.TrimPrefix(name, "pragma_")]; !ok {
+			return refuse("PRAGMA", "%s runs PRAGMA %s, which is not allowed; only read-only schema pragmas such as pragma_table_info can be used",
+				name, strings.TrimPrefix(name, "pragma_"))
+		}
+	}
+	return nil
+}
+
 // checkPragma allows only the reading form of the pragmas in readOnlyPragmas:
-// PRAGMA [schema.]name or PRAGMA [schema.]name(argument) for those that take
-// a table or index name.
+// PRAGMA [schema.]name, and for those that take a table or index name
+// PRAGMA [schema.]name(argument) or PRAGMA [schema.]name = argument.
 func checkPragma(src string, s statement, at int) error {
 	i := at + 1
-	if i+1 < len(s.tokens) && s.tokens[i+1].Kind == TokenPunct && src[s.tokens[i+1].Start] == '.' {
+	if i+1 < len(s.tokens) && s.tokens[i+1].Kind == TokenPunct && s.tokens[i+1].Text(src) == "." {
 		i += 2 // schema-qualified
 	}
 	if i >= len(s.tokens) {
 		return refuse("PRAGMA", "PRAGMA needs a name")
 	}
-	name, _ := s.tokens[i].Identifier(src)
-	name = strings.ToLower(name)
+	name, _ := tokenName(src, s.tokens[i])
+	name = asciiLower(name)
 	takesArg, ok := readOnlyPragmas[name]
 	if !ok {
 		return refuse("PRAGMA", "PRAGMA %s is not allowed; only read-only schema pragmas such as table_info can be run", name)
@@ -178,66 +198,19 @@ func checkPragma(src string, s statement, at int) error {
 	if len(rest) == 0 {
 		return nil
 	}
-	if src[rest[0].Start] == '=' {
-		return refuse("PRAGMA", "setting PRAGMA %s is not allowed; its value can only be read", name)
-	}
+	first := rest[0].Text(src)
 	if !takesArg {
+		if first == "=" || first == "==" {
+			return refuse("PRAGMA", "setting PRAGMA %s is not allowed; its value can only be read", name)
+		}
 		return refuse("PRAGMA", "PRAGMA %s takes no argument here; its value can only be read", name)
 	}
-	if src[rest[0].Start] != '(' || src[rest[len(rest)-1].Start] != ')' {
-		return refuse("PRAGMA", "PRAGMA %s must be written as %s(name)", name, name)
+	isName := func(t SQLToken) bool { _, ok := tokenName(src, t); return ok }
+	switch {
+	case first == "(" && len(rest) == 3 && isName(rest[1]) && rest[2].Text(src) == ")":
+		return nil
+	case (first == "=" || first == "==") && len(rest) == 2 && isName(rest[1]):
+		return nil
 	}
-	return nil
-}
-
-// inspectProgram is the second layer: SQLite compiles the statement (any
-// syntax error, unknown table or column is reported here, in SQLite's own
-// words) and its bytecode is searched for operations that write. This
-// catches what a keyword check cannot, such as a WITH clause in front of a
-// DELETE.
-func inspectProgram(ctx context.Context, conn *sql.Conn, cs checkedStatement) error {
-	rows, err := conn.QueryContext(ctx, "EXPLAIN "+cs.inner)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	if len(cols) < 6 { // addr, opcode, p1, p2, p3, p4, ...
-		return fmt.Errorf("unexpected EXPLAIN output with %d columns", len(cols))
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
-		op, _ := vals[1].(string)
-		if op == "Transaction" {
-			if p2, _ := vals[3].(int64); p2 != 0 {
-				return refuse(cs.verb, "the statement would write to the database; only reading queries can be run")
-			}
-			continue
-		}
-		if writeOpcodes[op] {
-			return refuse(cs.verb, "the statement would modify the database (%s); only reading queries can be run", op)
-		}
-		if op == "Function" || op == "PureFunc" {
-			if p4, _ := vals[5].(string); strings.HasPrefix(strings.ToLower(p4), "load_extension") {
-				return refuse(cs.verb, "load_extension is not allowed; extensions cannot be loaded")
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if cs.unknownVerb {
-		return refuse(cs.verb, "only SELECT, WITH, VALUES, EXPLAIN and a few read-only PRAGMAs can be run")
-	}
-	return nil
+	return refuse("PRAGMA", "PRAGMA %s must be written as %s(name)", name, name)
 }
