@@ -159,19 +159,26 @@ func (c *Corpus) hasFullTexts(ctx context.Context) (bool, error) {
 	return n == 2, nil
 }
 
+// maxJATSBytes bounds a JATS file: its articles are read into memory
+// before any is stored (a set of a few hundred articles is well under it).
+const maxJATSBytes = 256 << 20
+
 // importFullText imports the full text(s) of one file (see Import) in one
-// transaction.
+// transaction. The file is read and parsed first, in memory and bounded
+// (maxJATSBytes, maxTextBytes, the PDF bounds), without the database: the
+// write lock is taken only to store what was read, so a slow or damaged
+// file never keeps other imports out.
 func importFullText(ctx context.Context, db *sql.DB, f *os.File, br *bufio.Reader, res ImportResult, opts ImportOptions, report func()) (ImportResult, error) {
 	path, stage := res.Path, filepath.Base(res.Path)
 	report()
-	w, err := beginWrite(ctx, db)
-	if err != nil {
-		return ImportResult{}, err
-	}
-	defer w.close(ctx)
-	now := time.Now().UTC().Format(time.RFC3339)
+	var articles []Article // JATS
+	var jatsSet bool       // the articles came in a <pmc-articleset>
+	var chunks []Chunk     // plain text, PDF
 	switch res.Format {
 	case JATS:
+		if res.Bytes > maxJATSBytes {
+			return ImportResult{}, fmt.Errorf("the file is larger than %d MB: split the set of articles into smaller files", maxJATSBytes>>20)
+		}
 		jr := NewJATSReader(br)
 		for {
 			a, err := jr.Next()
@@ -181,34 +188,24 @@ func importFullText(ctx context.Context, db *sql.DB, f *os.File, br *bufio.Reade
 			if err != nil {
 				return ImportResult{}, &ImportError{Path: path, Err: err}
 			}
-			res.Records++
-			fail := func(err error) (ImportResult, error) {
-				n := 0
-				if jr.set {
-					n = int(res.Records)
-				}
-				return ImportResult{}, &ImportError{Path: path, Err: recordErr(n, &a.Record, a.Record.Line, err)}
-			}
+			articles = append(articles, a)
+			jatsSet = jr.set
 			if err := ctx.Err(); err != nil {
-				return fail(err)
+				return ImportResult{}, &ImportError{Path: path, Err: articleErr(jatsSet, len(articles), &a, err)}
 			}
-			if opts.Record != "" && res.Records > 1 {
-				return fail(fmt.Errorf("the file holds more than one article, but a record ID (--record %s) names one record", opts.Record))
+			if opts.Record != "" && len(articles) > 1 {
+				return ImportResult{}, &ImportError{Path: path, Err: articleErr(jatsSet, len(articles), &a,
+					fmt.Errorf("the file holds more than one article, but a record ID (--record %s) names one record", opts.Record))}
 			}
-			ft, err := w.putArticle(ctx, &a, stage, opts.Record, now, &res)
-			if err != nil {
-				return fail(err)
-			}
-			res.FullTexts = append(res.FullTexts, ft)
-			report()
 		}
-		if res.Records == 0 {
+		if len(articles) == 0 {
 			return ImportResult{}, &ImportError{Path: path, Err: errors.New("the file holds no <article>")}
 		}
 	case PlainText, PDF:
 		var secs []Section
+		var err error
 		if res.Format == PDF {
-			text, err := PDFText(f, res.Bytes)
+			text, err := PDFText(ctx, f, res.Bytes)
 			if err != nil {
 				return ImportResult{}, err
 			}
@@ -222,6 +219,37 @@ func importFullText(ctx context.Context, db *sql.DB, f *os.File, br *bufio.Reade
 		} else if secs, err = ParseText(br); err != nil {
 			return ImportResult{}, &ImportError{Path: path, Err: err}
 		}
+		if chunks = ChunkText(secs, DefaultChunkChars); len(chunks) == 0 {
+			return ImportResult{}, errors.New("the file holds no text")
+		}
+	default:
+		return ImportResult{}, fmt.Errorf("%s is not a full-text format", res.Format)
+	}
+	if err := ctx.Err(); err != nil {
+		return ImportResult{}, err
+	}
+
+	w, err := beginWrite(ctx, db)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	defer w.close(ctx)
+	now := time.Now().UTC().Format(time.RFC3339)
+	if res.Format == JATS {
+		for i := range articles {
+			a := &articles[i]
+			res.Records++
+			if err := ctx.Err(); err != nil {
+				return ImportResult{}, &ImportError{Path: path, Err: articleErr(jatsSet, i+1, a, err)}
+			}
+			ft, err := w.putArticle(ctx, a, stage, opts.Record, now, &res)
+			if err != nil {
+				return ImportResult{}, &ImportError{Path: path, Err: articleErr(jatsSet, i+1, a, err)}
+			}
+			res.FullTexts = append(res.FullTexts, ft)
+			report()
+		}
+	} else {
 		name := opts.Record
 		if name == "" {
 			name = strings.TrimSuffix(stage, filepath.Ext(stage))
@@ -233,17 +261,11 @@ func importFullText(ctx context.Context, db *sql.DB, f *os.File, br *bufio.Reade
 		if id == "" {
 			return ImportResult{}, noRecordErr(name, opts.Record != "")
 		}
-		chunks := ChunkText(secs, DefaultChunkChars)
-		if len(chunks) == 0 {
-			return ImportResult{}, errors.New("the file holds no text")
-		}
 		if err := w.putText(ctx, id, stage, res.Format, now, chunks); err != nil {
 			return ImportResult{}, err
 		}
 		res.Records = 1
 		res.FullTexts = append(res.FullTexts, FullTextImport{ID: id, Chunks: len(chunks)})
-	default:
-		return ImportResult{}, fmt.Errorf("%s is not a full-text format", res.Format)
 	}
 	if err := ctx.Err(); err != nil {
 		return ImportResult{}, err
@@ -253,6 +275,15 @@ func importFullText(ctx context.Context, db *sql.DB, f *os.File, br *bufio.Reade
 	}
 	report()
 	return res, nil
+}
+
+// articleErr ties err to the n-th article of a JATS file (numbered only in
+// a <pmc-articleset>).
+func articleErr(set bool, n int, a *Article, err error) error {
+	if !set {
+		n = 0
+	}
+	return recordErr(n, &a.Record, a.Record.Line, err)
 }
 
 // noRecordErr says that the record a full text is for is not in the
