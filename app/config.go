@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +15,8 @@ import (
 // Config is the workspace configuration, stored as config.json.
 type Config struct {
 	// OllamaHost is the base URL of the local model server. It is the only
-	// address Clinsight ever sends data to.
+	// address Clinsight ever sends data to, unless $OLLAMA_HOST names
+	// another one for a process (see [Workspace.ModelHost]).
 	OllamaHost string `json:"ollama_host"`
 	// Models are the default model names per task.
 	Models Models `json:"models"`
@@ -115,16 +115,13 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // DefaultOllamaHost is where a local Ollama listens by default.
 const DefaultOllamaHost = "http://127.0.0.1:11434"
 
-// DefaultConfig returns the configuration of a new workspace. The Ollama
-// host honours $OLLAMA_HOST; the models are laptop-sized defaults (see the
+// DefaultConfig returns the configuration of a new workspace: Ollama's
+// default host (an $OLLAMA_HOST applies to the process that sets it, see
+// [Workspace.ModelHost], and is not saved) and laptop-sized models (see the
 // README).
 func DefaultConfig() Config {
-	host := DefaultOllamaHost
-	if h := os.Getenv("OLLAMA_HOST"); h != "" {
-		host = normalizeHost(h)
-	}
 	return Config{
-		OllamaHost: host,
+		OllamaHost: DefaultOllamaHost,
 		Models: Models{
 			SQL:       "qwen2.5-coder:7b",
 			Chat:      "llama3.1:8b",
@@ -136,19 +133,6 @@ func DefaultConfig() Config {
 		},
 		Sources: []Source{},
 	}
-}
-
-// normalizeHost accepts OLLAMA_HOST forms ("127.0.0.1:11434", ":11434",
-// "http://host:port") and returns a URL.
-func normalizeHost(h string) string {
-	h = strings.TrimSpace(h)
-	if !strings.Contains(h, "://") {
-		if strings.HasPrefix(h, ":") {
-			h = "127.0.0.1" + h
-		}
-		h = "http://" + h
-	}
-	return strings.TrimRight(h, "/")
 }
 
 // Validate checks a configuration.

@@ -8,10 +8,15 @@ import (
 	"github.com/clinsight/clinsight/localllm"
 )
 
-// ModelClient returns a client for the workspace's Ollama host. It does
-// not contact the server.
+// ModelClient returns a client for the model server of this process (see
+// [Workspace.ModelHost]: $OLLAMA_HOST, else the workspace settings, else
+// the default). It does not contact the server.
 func (ws *Workspace) ModelClient() (*localllm.Client, error) {
-	return localllm.New(localllm.Config{Host: ws.Config().OllamaHost, Logger: ws.logger})
+	h, err := ws.ModelHost()
+	if err != nil {
+		return nil, err
+	}
+	return localllm.New(localllm.Config{Host: h.URL, Logger: ws.logger})
 }
 
 // TaskModel is the model configured for one kind of task and whether the
@@ -30,6 +35,9 @@ type TaskModel struct {
 type Status struct {
 	// Workspace is the workspace directory.
 	Workspace string
+	// Host is the model server in use and where it comes from (zero when
+	// it could not be resolved; HealthError says why).
+	Host ModelHost
 	// Health is the Ollama server's state (Reachable false when down).
 	Health localllm.Health
 	// HealthError explains why the server could not be reached; nil when
@@ -53,6 +61,7 @@ const statusTimeout = 5 * time.Second
 func (ws *Workspace) Status(ctx context.Context, mm localllm.ModelManager) Status {
 	cfg := ws.Config()
 	st := Status{Workspace: ws.dir, Sources: cfg.Sources}
+	st.Host, _ = ws.ModelHost()
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	st.Health, st.HealthError = mm.Health(ctx)

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +49,8 @@ const (
 // [DefaultHost] with the defaults below.
 type Config struct {
 	// Host is the server's base URL in any form [NormalizeHost] accepts
-	// (the workspace's ollama_host). Empty means [HostFromEnv].
+	// (the workspace's ollama_host). Empty means $OLLAMA_HOST (an error
+	// when it is not a valid host), or [DefaultHost] when that is unset.
 	Host string
 	// DialTimeout bounds connecting to the server; 0 means
 	// [DefaultDialTimeout].
@@ -99,7 +102,14 @@ type Client struct {
 func New(cfg Config) (*Client, error) {
 	host := cfg.Host
 	if host == "" {
-		host = HostFromEnv()
+		// $OLLAMA_HOST, checked: an invalid one is an error, never a
+		// silent switch to the default server.
+		if env := strings.TrimSpace(os.Getenv("OLLAMA_HOST")); env != "" {
+			if _, err := NormalizeHost(env); err != nil {
+				return nil, invalid(err, "the environment variable OLLAMA_HOST is set to %q, which is not a valid Ollama host (%v): correct it or unset it", env, err)
+			}
+			host = env
+		}
 	}
 	base, err := NormalizeHost(host)
 	if err != nil {

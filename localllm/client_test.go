@@ -93,6 +93,7 @@ func TestNormalizeHost(t *testing.T) {
 		{"ollama.com", "", true},
 		{"https://ollama.com", "", true},
 		{"https://registry.ollama.ai", "", true},
+		{"gpu\x1b]0;x\x07box:11434", "", true},
 	}
 	for _, tt := range tests {
 		u, err := localllm.NormalizeHost(tt.in)
@@ -123,6 +124,12 @@ func TestHostFromEnv(t *testing.T) {
 	}
 	if _, err := localllm.New(localllm.Config{Host: "ollama.com"}); localllm.KindOf(err) != localllm.Invalid {
 		t.Errorf("New(ollama.com) error = %v, want Invalid", err)
+	}
+	// An invalid $OLLAMA_HOST is an error, not a silent switch to the
+	// default server.
+	t.Setenv("OLLAMA_HOST", "ftp://nowhere")
+	if _, err := localllm.New(localllm.Config{}); localllm.KindOf(err) != localllm.Invalid || !strings.Contains(err.Error(), "OLLAMA_HOST") {
+		t.Errorf("New with an invalid OLLAMA_HOST: %v", err)
 	}
 }
 

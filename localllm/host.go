@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // DefaultHost is where a local Ollama server listens by default.
@@ -66,7 +67,7 @@ func NormalizeHost(s string) (*url.URL, error) {
 	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
 		return nil, fmt.Errorf("ollama host %q: port %q is not a number between 1 and 65535", s, port)
 	}
-	if strings.ContainsAny(host, " /?#@") {
+	if strings.ContainsAny(host, " /?#@") || strings.IndexFunc(host, unicode.IsControl) >= 0 {
 		return nil, fmt.Errorf("ollama host %q: %q is not a host name", s, host)
 	}
 	lh := strings.ToLower(strings.TrimSuffix(host, "."))

@@ -41,6 +41,7 @@ type SettingsScreen struct {
 	window fyne.Window
 
 	host        *widget.Entry
+	hostInUse   *widget.Label
 	light       *canvas.Circle
 	statusLabel *widget.Label
 	embedNote   *widget.Label
@@ -67,6 +68,9 @@ func NewSettingsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window) *S
 
 	s.host = widget.NewEntry()
 	s.host.SetText(cfg.OllamaHost)
+	s.hostInUse = widget.NewLabel("")
+	s.hostInUse.Wrapping = fyne.TextWrapWord
+	s.showHostInUse()
 	s.light = canvas.NewCircle(colorUnknown)
 	s.statusLabel = widget.NewLabel("Not checked yet.")
 	s.statusLabel.Wrapping = fyne.TextWrapWord
@@ -97,6 +101,7 @@ func NewSettingsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window) *S
 	server := widget.NewCard("Ollama server", "Clinsight sends data only to this address.",
 		container.NewVBox(
 			container.NewBorder(nil, nil, widget.NewLabel("Host"), checkBtn, s.host),
+			s.hostInUse,
 			container.NewBorder(nil, nil, container.NewCenter(lightBox), nil, s.statusLabel),
 		))
 	models := widget.NewCard("Models per task", "Choose among the models installed on the server.",
@@ -127,7 +132,8 @@ func (s *SettingsScreen) Content() fyne.CanvasObject { return s.content }
 // Check asks the server for its state off the UI goroutine and updates the
 // status light, the version and the model lists.
 func (s *SettingsScreen) Check() {
-	s.statusLabel.SetText("Checking " + s.ws.Config().OllamaHost + " …")
+	host := s.showHostInUse()
+	s.statusLabel.SetText("Checking " + host + " …")
 	s.light.FillColor = colorUnknown
 	s.light.Refresh()
 	go func() {
@@ -153,6 +159,22 @@ func (s *SettingsScreen) Check() {
 			s.embedNote.SetText(st.EmbeddingNote())
 		})
 	}()
+}
+
+// showHostInUse says which host Clinsight talks to and where it comes from
+// (OLLAMA_HOST, the settings, the default), and returns that host.
+func (s *SettingsScreen) showHostInUse() string {
+	h, err := s.ws.ModelHost()
+	if err != nil {
+		s.hostInUse.SetText("In use: none. " + errorText(err))
+		return s.ws.Config().OllamaHost
+	}
+	text := "In use: " + h.String()
+	if h.Overrides() {
+		text += ". The environment variable " + app.EnvOllamaHost + " overrides the host saved here while it is set."
+	}
+	s.hostInUse.SetText(text)
+	return h.URL
 }
 
 // errorText is the message of err for the status line.

@@ -115,6 +115,10 @@ func newStatusCmd(f *Factory) *cobra.Command {
 			}
 			st := ws.Status(cmd.Context(), client)
 			fmt.Fprintf(f.Out, "workspace: %s\n", st.Workspace)
+			fmt.Fprintf(f.Out, "ollama host: %s\n", st.Host)
+			if st.Host.Overrides() {
+				fmt.Fprintf(f.Out, "             (the workspace settings name %s, used when %s is not set)\n", st.Host.Saved, app.EnvOllamaHost)
+			}
 			if st.Health.Reachable {
 				fmt.Fprintf(f.Out, "ollama:    reachable at %s (version %s)\n", st.Health.Host, st.Health.Version)
 			} else {
