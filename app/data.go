@@ -6,16 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/clinsight/clinsight/app/evidence"
-	"github.com/clinsight/clinsight/app/impression"
-	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
-	"github.com/clinsight/clinsight/datasets/demo"
 	"github.com/clinsight/clinsight/export"
 )
 
@@ -116,23 +111,6 @@ func (ws *Workspace) sourcesHolding(ctx context.Context, holds func(context.Cont
 	return out
 }
 
-// withWritableDB resolves db (a data source name or a file path), opens it
-// read-write, creating it when missing, and runs fn on it. Every importer
-// goes through it.
-func withWritableDB[R any](ctx context.Context, ws *Workspace, db string, fn func(*sql.DB) (R, error)) (R, error) {
-	var zero R
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return zero, err
-	}
-	conn, err := datasets.OpenReadWrite(ctx, path)
-	if err != nil {
-		return zero, err
-	}
-	defer conn.Close()
-	return fn(conn)
-}
-
 // ImportMIMIC imports a MIMIC-IV directory (hosp/ and icu/) into a database
 // (a source name or a path, created when missing).
 func (ws *Workspace) ImportMIMIC(ctx context.Context, db, dir string, opts datasets.MIMICOptions) (datasets.MIMICResult, error) {
@@ -218,60 +196,6 @@ const (
 	demoLayout    = "3"
 	demoLayoutKey = "clinsight_demo_layout"
 )
-
-// InitDemo generates the synthetic demo database (never real patient data)
-// and registers it as the "demo" source. An existing demo is kept unless
-// force is set.
-func (ws *Workspace) InitDemo(ctx context.Context, opts demo.Options, force bool) (demo.Summary, error) {
-	if ws.HasDemo() && !force {
-		return demo.Summary{}, ErrDemoExists
-	}
-	opts.Overwrite = true
-	sum, err := demo.Generate(ctx, ws.DemoPath(), opts)
-	if err != nil {
-		return demo.Summary{}, fmt.Errorf("create demo data: %w", err)
-	}
-	if err := ws.addPipelineDemoData(ctx, opts.Seed); err != nil {
-		for _, p := range []string{ws.DemoPath(), ws.DemoPath() + "-wal", ws.DemoPath() + "-shm"} {
-			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-				ws.logger.Warn("could not remove a partial demo database", "path", p, "err", rerr)
-			}
-		}
-		return demo.Summary{}, fmt.Errorf("create demo data: %w", err)
-	}
-	if _, err := ws.RegisterImported(DemoSourceName, ws.DemoPath(), SourceDemo,
-		"synthetic demo data (MIMIC-IV-shaped hospital tables and imaging metadata); no real patients"); err != nil {
-		return demo.Summary{}, err
-	}
-	if err := ws.addDemoReview(ctx); err != nil {
-		return demo.Summary{}, fmt.Errorf("create demo data: %w", err)
-	}
-	ws.logger.Info("demo data created", "path", ws.DemoPath(), "elapsed", sum.Elapsed)
-	return sum, nil
-}
-
-// addPipelineDemoData adds each pipeline's synthetic demo tables (radiology
-// reports, literature, trials and patients) to the demo database.
-func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error {
-	db, err := datasets.OpenReadWrite(ctx, ws.DemoPath())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := impression.DemoData(ctx, db, seed); err != nil {
-		return fmt.Errorf("demo radiology reports: %w", err)
-	}
-	if err := evidence.DemoData(ctx, db, seed); err != nil {
-		return fmt.Errorf("demo literature: %w", err)
-	}
-	if err := trials.DemoData(ctx, db, seed); err != nil {
-		return fmt.Errorf("demo trials: %w", err)
-	}
-	if _, err := db.ExecContext(ctx, "INSERT OR REPLACE INTO clinsight_metadata (key, value) VALUES (?, ?)", demoLayoutKey, demoLayout); err != nil {
-		return fmt.Errorf("record the demo layout: %w", err)
-	}
-	return nil
-}
 
 // ErrDemoExists is returned by InitDemo when the demo is already there.
 var ErrDemoExists = errors.New("the demo data already exists (use --force to recreate it)")

@@ -56,7 +56,6 @@ func (ws *Workspace) ImportLiteratureToWorkspace(ctx context.Context, files []st
 	path := filepath.Join(ws.DataDir(), literatureFile)
 	n, err := ws.ImportLiterature(ctx, path, files, opts, each)
 	if err != nil {
-		ws.removeIfEmptyDB(path)
 		return n, err
 	}
 	if _, ok := ws.Source(LiteratureSourceName); !ok {

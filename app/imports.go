@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 
 	"github.com/clinsight/clinsight/datasets"
@@ -39,7 +38,6 @@ func (ws *Workspace) ImportCSVToWorkspace(ctx context.Context, file string, opts
 	path := filepath.Join(ws.DataDir(), importedFile)
 	res, err := ws.ImportCSV(ctx, path, file, opts)
 	if err != nil {
-		ws.removeIfEmptyDB(path)
 		return res, err
 	}
 	if _, ok := ws.Source(ImportedSourceName); !ok {
@@ -62,24 +60,6 @@ func (ws *Workspace) ImportMIMICToWorkspace(ctx context.Context, dir string, opt
 				err = rerr
 			}
 		}
-	} else if err != nil {
-		ws.removeIfEmptyDB(path)
 	}
 	return res, err
-}
-
-// removeIfEmptyDB deletes a database file the import created but left
-// without tables (and its WAL companions), so a failed first import leaves
-// nothing behind.
-func (ws *Workspace) removeIfEmptyDB(path string) {
-	ctx := context.Background()
-	info, err := datasets.InspectSQLite(ctx, path)
-	if err != nil || len(info.Tables) > 0 || len(info.Views) > 0 {
-		return
-	}
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			ws.logger.Warn("could not remove empty database after a failed import", "path", p, "err", err)
-		}
-	}
 }

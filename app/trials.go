@@ -36,7 +36,6 @@ func (ws *Workspace) ImportTrialsToWorkspace(ctx context.Context, paths []string
 	path := filepath.Join(ws.DataDir(), trialsFile)
 	res, err := ws.ImportTrials(ctx, path, paths, opts)
 	if err != nil {
-		ws.removeIfEmptyDB(path)
 		return res, err
 	}
 	if _, ok := ws.Source(TrialsSourceName); !ok {

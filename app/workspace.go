@@ -59,6 +59,10 @@ type Workspace struct {
 	warnings []string
 
 	vectors vectorStores
+
+	// importBusyTimeout is how long an import waits for another writer of
+	// its database; 0 means datasets.DefaultBusyTimeout. Tests shorten it.
+	importBusyTimeout time.Duration
 }
 
 // Open opens the workspace in dir, creating the directory layout and a

@@ -37,11 +37,17 @@ contains real patient data.`,
 			opts.Progress = pp.Report
 			sum, err := ws.InitDemo(cmd.Context(), opts, force)
 			pp.Done()
+			for _, n := range sum.Notices {
+				fmt.Fprintln(f.Err, n)
+			}
 			if errors.Is(err, app.ErrDemoExists) {
 				return fmt.Errorf("%w: %s", err, ws.DemoPath())
 			}
 			if err != nil {
 				return err
+			}
+			if sum.Reused {
+				return nil
 			}
 			fmt.Fprintf(f.Out, "demo data created in %s (%s)\n", ws.DemoPath(), sum.Elapsed.Round(1e6))
 			for _, t := range sum.Tables {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -130,4 +131,14 @@ func register(f *Factory, ws *app.Workspace, db, name, kind, description string)
 	}
 	fmt.Fprintf(f.Out, "registered as data source %q\n", src.Name)
 	return nil
+}
+
+// cliHint adds the command-line form of what to do to an error whose
+// message, written for the GUI too, names no flags.
+func cliHint(err error) string {
+	var ro *app.ReadOnlySourceError
+	if errors.As(err, &ro) {
+		return fmt.Sprintf(" (for example --db %s-imports.sqlite --name %s-imports)", ro.Source, ro.Source)
+	}
+	return ""
 }

@@ -139,7 +139,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(f.Err, "clinsight:", oneLine(err))
+		fmt.Fprintln(f.Err, "clinsight:", oneLine(err)+cliHint(err))
 		return 1
 	}
 	return 0

@@ -106,9 +106,15 @@ func TestTrialsErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "bad.jsonl line 2") {
 		t.Errorf("bad record: exit %d, %q", code, stderr)
 	}
-	_, stderr, code = run(t, ws, "trials", "match", "--db", db, "--no-llm", "a patient")
+	// The failed import left no file behind; a database without trials
+	// is refused by name.
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the failed import left %s: %v", db, err)
+	}
+	other := fixtureDB(t)
+	_, stderr, code = run(t, ws, "trials", "match", "--db", other, "--no-llm", "a patient")
 	if code != 1 || !strings.Contains(stderr, "holds no trials") {
-		t.Errorf("empty database: exit %d, %q", code, stderr)
+		t.Errorf("database without trials: exit %d, %q", code, stderr)
 	}
 	src := syntheticTrialsFile(t, 20)
 	if _, stderr, code := run(t, ws, "trials", "import", src, "--db", db, "--no-embed"); code != 0 {

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/clinsight/clinsight/datasets"
+)
+
+// ReadOnlySourceError is returned when an import (or the demo) would write
+// to a data source registered read-only: an existing SQLite file added in
+// place, which Clinsight never changes.
+type ReadOnlySourceError struct {
+	// Source is the read-only data source's name.
+	Source string
+	// Path is its file.
+	Path string
+}
+
+// Error says what happened and what to do, in words the GUI can show.
+func (e *ReadOnlySourceError) Error() string {
+	return fmt.Sprintf("the data source %s was added read-only (an existing SQLite file Clinsight must not change: %s); import into a new data source instead",
+		strconv.Quote(e.Source), e.Path)
+}
+
+// DatabaseBusyError is returned when another import is writing to the
+// database an import needs (SQLite's "database is locked").
+type DatabaseBusyError struct {
+	// DB names the database: `the data source "x"` or its file.
+	DB string
+	// Err is SQLite's error.
+	Err error
+}
+
+// Error says what to do, in words the GUI can show.
+func (e *DatabaseBusyError) Error() string {
+	return fmt.Sprintf("another import is writing to %s; wait for it to finish or cancel it, then try again", e.DB)
+}
+
+// Unwrap returns SQLite's error.
+func (e *DatabaseBusyError) Unwrap() error { return e.Err }
+
+// withWritableDB resolves db (a data source name or a file path), opens it
+// for writing, creating it when missing, and runs fn on it. Every importer
+// (CSV, MIMIC-IV, trials, reports, literature) goes through it, from the
+// GUI and the CLI alike, so its promises hold for all of them:
+//
+//   - a data source registered read-only is never opened for writing, under
+//     any name or path of its file (*ReadOnlySourceError);
+//   - when the import fails, a database file it created is removed again if
+//     it holds no table, so nothing is left behind (an existing database is
+//     left as the importer's transactions leave it: unchanged by a failed
+//     transaction, its journal mode never switched);
+//   - a database another import is writing to gives *DatabaseBusyError.
+func withWritableDB[R any](ctx context.Context, ws *Workspace, db string, fn func(*sql.DB) (R, error)) (R, error) {
+	var zero R
+	path, err := ws.ResolveDB(db)
+	if err != nil {
+		return zero, err
+	}
+	if err := ws.checkWritable(path); err != nil {
+		return zero, err
+	}
+	conn, created, err := datasets.OpenImportTarget(ctx, path, datasets.ImportTargetOptions{BusyTimeout: ws.importBusyTimeout})
+	if err != nil {
+		ws.removeFailedImport(path, created)
+		return zero, ws.importError(path, err)
+	}
+	res, err := fn(conn)
+	if cerr := conn.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close %s: %w", path, cerr)
+	}
+	if err != nil {
+		ws.removeFailedImport(path, created)
+		return res, ws.importError(path, err)
+	}
+	return res, nil
+}
+
+// checkWritable refuses a path that is the file of a data source
+// registered read-only: the same path, or the same file reached through a
+// link.
+func (ws *Workspace) checkWritable(path string) error {
+	target, terr := os.Stat(path)
+	for _, s := range ws.Config().Sources {
+		if s.Kind != SourceSQLite {
+			continue
+		}
+		sp := ws.SourcePath(s)
+		same := filepath.Clean(sp) == filepath.Clean(path)
+		if !same && terr == nil {
+			if fi, err := os.Stat(sp); err == nil {
+				same = os.SameFile(fi, target)
+			}
+		}
+		if same {
+			return &ReadOnlySourceError{Source: s.Name, Path: sp}
+		}
+	}
+	return nil
+}
+
+// removeFailedImport removes a database file a failed import created when
+// it holds no table.
+func (ws *Workspace) removeFailedImport(path string, created bool) {
+	if !created {
+		return
+	}
+	removed, err := datasets.RemoveIfEmpty(context.Background(), path)
+	switch {
+	case err != nil:
+		ws.logger.Warn("could not remove the empty database a failed import created", "path", path, "err", err)
+	case removed:
+		ws.logger.Info("removed the empty database a failed import created", "path", path)
+	}
+}
+
+// importError turns SQLite's "database is locked" into a message that
+// says what is going on.
+func (ws *Workspace) importError(path string, err error) error {
+	if datasets.IsBusy(err) {
+		return &DatabaseBusyError{DB: ws.describeDB(path), Err: err}
+	}
+	return err
+}
+
+// describeDB names a database file for a message: `the data source "x"`
+// when it is registered, else its path.
+func (ws *Workspace) describeDB(path string) string {
+	for _, s := range ws.Config().Sources {
+		if filepath.Clean(ws.SourcePath(s)) == filepath.Clean(path) {
+			return "the data source " + strconv.Quote(s.Name)
+		}
+	}
+	return path
+}
