@@ -100,7 +100,7 @@ type checkedStatement struct {
 // anywhere is refused (SQLite would silently ignore the rest of the text),
 // PRAGMA arguments must be a single name, and every identifier starting
 // with "pragma_" must name a pragma of readOnlyPragmas, even one that is
-// only a column alias.
+// only a column alias; and so must any identifier load_extension.
 func gate(query string) (checkedStatement, error) {
 	if strings.IndexByte(query, 0) >= 0 {
 		return checkedStatement{}, refuse("", "the query contains a NUL character (byte 0); SQLite would ignore everything after it, so remove it")
@@ -125,12 +125,15 @@ func gate(query string) (checkedStatement, error) {
 			return checkedStatement{}, refuse("EXPLAIN", "EXPLAIN needs a statement to explain")
 		}
 	}
-	if err := checkPragmaFunctions(query, s); err != nil {
+	if err := checkFunctions(query, s); err != nil {
 		return checkedStatement{}, err
 	}
 	verb := s.word(query, first)
+	if verb == "WITH" {
+		verb = withVerb(query, s, first)
+	}
 	switch verb {
-	case "SELECT", "WITH", "VALUES":
+	case "SELECT", "VALUES", "":
 		return cs, nil
 	case "PRAGMA":
 		return cs, checkPragma(query, s, first)
@@ -156,16 +159,77 @@ func tokenName(src string, t SQLToken) (string, bool) {
 	return "", false
 }
 
-// checkPragmaFunctions refuses pragma_NAME table-valued functions (SQLite
-// runs "PRAGMA NAME=argument" for them while the query runs) unless NAME is
-// a read-only pragma.
-func checkPragmaFunctions(src string, s statement) error {
+// withVerb returns the leading keyword of the statement a WITH clause
+// starting at token at belongs to (SELECT, VALUES, INSERT, REPLACE, UPDATE
+// or DELETE), "" when the clause is malformed (SQLite then reports the
+// syntax error). WITH [RECURSIVE] name [(columns)] AS [NOT] [MATERIALIZED]
+// (select) [, ...] statement.
+func withVerb(src string, s statement, at int) string {
+	text := func(i int) string {
+		if i < len(s.tokens) {
+			return s.tokens[i].Text(src)
+		}
+		return ""
+	}
+	// skipParens returns the index after the parenthesis group at i.
+	skipParens := func(i int) int {
+		depth := 0
+		for ; i < len(s.tokens); i++ {
+			switch text(i) {
+			case "(":
+				depth++
+			case ")":
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	i := at + 1
+	if s.word(src, i) == "RECURSIVE" {
+		i++
+	}
+	for i < len(s.tokens) {
+		i++ // the table name
+		if text(i) == "(" {
+			i = skipParens(i)
+		}
+		if s.word(src, i) != "AS" {
+			return ""
+		}
+		i++
+		if s.word(src, i) == "NOT" {
+			i++
+		}
+		if s.word(src, i) == "MATERIALIZED" {
+			i++
+		}
+		if text(i) != "(" {
+			return ""
+		}
+		i = skipParens(i)
+		if text(i) != "," {
+			return s.word(src, i)
+		}
+		i++
+	}
+	return ""
+}
+
+// checkFunctions refuses load_extension and pragma_NAME table-valued
+// functions (SQLite runs "PRAGMA NAME=argument" for them while the query
+// runs) unless NAME is a read-only pragma.
+func checkFunctions(src string, s statement) error {
 	for _, t := range s.tokens {
 		if t.Kind != TokenWord && t.Kind != TokenQuoted {
 			continue
 		}
 		name, _ := t.Identifier(src)
 		name = asciiLower(name)
+		if name == "load_extension" {
+			return refuse("SELECT", "load_extension is not allowed; extensions cannot be loaded")
+		}
 		if !strings.HasPrefix(name, "pragma_") {
 			continue
 		}

@@ -341,7 +341,7 @@ func (r *Runner) Query(ctx context.Context, query string) (*Result, error) {
 }
 
 // open opens the connection of one call.
-func (r *Runner) open(ctx context.Context) (*roConn, error) {
+func (r *Runner) open(ctx context.Context) (*sqliteConn, error) {
 	r.mu.Lock()
 	closed := r.closed
 	r.mu.Unlock()
@@ -360,7 +360,7 @@ func (r *Runner) open(ctx context.Context) (*roConn, error) {
 
 // compile has SQLite compile the statement the gate passed, under the
 // authorizer, and checks SQLite's verdict: one statement, read-only.
-func (r *Runner) compile(ctx context.Context, c *roConn, cs checkedStatement) (uintptr, error) {
+func (r *Runner) compile(ctx context.Context, c *sqliteConn, cs checkedStatement) (uintptr, error) {
 	c.resetDenied()
 	stmt, tail, err := c.prepare(cs.text)
 	if err != nil {
@@ -395,7 +395,7 @@ const (
 )
 
 // read steps through the statement's rows within the limits.
-func (r *Runner) read(ctx context.Context, c *roConn, stmt uintptr) (*Result, error) {
+func (r *Runner) read(ctx context.Context, c *sqliteConn, stmt uintptr) (*Result, error) {
 	n := int(sqlite3.Xsqlite3_column_count(c.tls, stmt))
 	res := &Result{Columns: make([]Column, n), Limits: r.opts}
 	for i := range n {
@@ -440,7 +440,7 @@ func (r *Runner) read(ctx context.Context, c *roConn, stmt uintptr) (*Result, er
 }
 
 // cellSize is the memory column i of the current row will take once read.
-func (r *Runner) cellSize(c *roConn, stmt uintptr, i int) int64 {
+func (r *Runner) cellSize(c *sqliteConn, stmt uintptr, i int) int64 {
 	switch sqlite3.Xsqlite3_column_type(c.tls, stmt, int32(i)) {
 	case sqlite3.SQLITE_INTEGER, sqlite3.SQLITE_FLOAT:
 		return valueOverhead + 8
@@ -453,7 +453,7 @@ func (r *Runner) cellSize(c *roConn, stmt uintptr, i int) int64 {
 
 // cell reads column i of the current row, copying at most the cell cap out
 // of SQLite, and reports whether it cut the value.
-func (r *Runner) cell(c *roConn, stmt uintptr, i int) (any, bool) {
+func (r *Runner) cell(c *sqliteConn, stmt uintptr, i int) (any, bool) {
 	col := int32(i)
 	switch sqlite3.Xsqlite3_column_type(c.tls, stmt, col) {
 	case sqlite3.SQLITE_INTEGER:
@@ -492,7 +492,7 @@ func (r *Runner) cell(c *roConn, stmt uintptr, i int) (any, bool) {
 
 // translate turns SQLite and context errors into the runner's error types.
 // c may be nil.
-func (r *Runner) translate(ctx context.Context, c *roConn, err error) error {
+func (r *Runner) translate(ctx context.Context, c *sqliteConn, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -41,7 +41,7 @@ var referenceAnswers = []struct {
 }{
 	{"SELECT count(*) FROM patients WHERE gender LIKE 'f'", 1598}, // case_sensitive_like would make it 0
 	{"SELECT query_only FROM pragma_query_only", 1},
-	{"SELECT count(*) FROM pragma_database_list", 1}, // an ATTACH would add one
+	{"SELECT count(*) FROM pragma_database_list WHERE name <> 'temp'", 1}, // an ATTACH would add one
 }
 
 // checkReferenceAnswers runs the reference queries and fails the test when

@@ -42,7 +42,7 @@ func newFixtureDB(t *testing.T) string {
 	return path
 }
 
-func newTestRunner(t *testing.T, path string, opts RunnerOptions) *Runner {
+func newTestRunner(t testing.TB, path string, opts RunnerOptions) *Runner {
 	t.Helper()
 	r, err := NewRunner(context.Background(), path, opts)
 	if err != nil {
@@ -196,7 +196,7 @@ var hostileStatements = []string{
 	"  ;  ; -- nothing",
 }
 
-func fileSum(t *testing.T, path string) [32]byte {
+func fileSum(t testing.TB, path string) [32]byte {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

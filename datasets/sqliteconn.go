@@ -12,13 +12,13 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// roConn is one read-only SQLite connection of the query runner, opened
+// sqliteConn is one SQLite connection of the query runner, opened
 // directly through the SQLite library (modernc.org/sqlite/lib, the same
 // SQLite the database/sql driver wraps) for what database/sql cannot reach:
 // an authorizer, sqlite3_stmt_readonly, where SQLite ended the first
 // statement, and the size of a value before it is copied. Only one
-// goroutine uses a roConn at a time; interrupt may be called from another.
-type roConn struct {
+// goroutine uses a sqliteConn at a time; interrupt may be called from another.
+type sqliteConn struct {
 	tls *libc.TLS
 	db  uintptr // sqlite3*
 
@@ -53,13 +53,46 @@ func (e *sqliteError) Error() string { return e.msg }
 //   - an authorizer (authorize) that refuses, while SQLite compiles, every
 //     action that is not reading, including every PRAGMA outside the
 //     read-only list and those run by pragma_* table-valued functions.
-func openReadOnlyConn(path string) (*roConn, error) {
+func openReadOnlyConn(path string) (*sqliteConn, error) {
+	c, err := openConn(path, true)
+	if err != nil {
+		return nil, err
+	}
+	if rc := c.dbConfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, 1); rc != sqlite3.SQLITE_OK {
+		err := c.lastError(rc)
+		c.close()
+		return nil, fmt.Errorf("open %s: enable defensive mode: %w", path, err)
+	}
+	if rc := c.dbConfig(sqlite3.SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0); rc != sqlite3.SQLITE_OK {
+		err := c.lastError(rc)
+		c.close()
+		return nil, fmt.Errorf("open %s: disable extension loading: %w", path, err)
+	}
+	if err := c.exec("PRAGMA query_only=1"); err != nil {
+		c.close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	sqlite3.Xsqlite3_limit(c.tls, c.db, sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+	if err := c.setAuthorizer(authorize); err != nil {
+		c.close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// openConn opens the database file at path, read-only or read-write (never
+// creating it), with extended result codes and a busy timeout.
+func openConn(path string, readOnly bool) (*sqliteConn, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", path, err)
 	}
-	uri := (&url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro"}).String()
-	c := &roConn{tls: libc.NewTLS()}
+	mode, flags := "rw", int32(sqlite3.SQLITE_OPEN_READWRITE)
+	if readOnly {
+		mode, flags = "ro", sqlite3.SQLITE_OPEN_READONLY
+	}
+	uri := (&url.URL{Scheme: "file", Path: abs, RawQuery: "mode=" + mode}).String()
+	c := &sqliteConn{tls: libc.NewTLS()}
 	zName, err := libc.CString(uri)
 	if err != nil {
 		c.tls.Close()
@@ -73,8 +106,7 @@ func openReadOnlyConn(path string) (*roConn, error) {
 	}
 	defer libc.Xfree(c.tls, ppDb)
 	clear(libc.GoBytes(ppDb, 8))
-	rc := sqlite3.Xsqlite3_open_v2(c.tls, zName, ppDb,
-		sqlite3.SQLITE_OPEN_READONLY|sqlite3.SQLITE_OPEN_URI|sqlite3.SQLITE_OPEN_FULLMUTEX, 0)
+	rc := sqlite3.Xsqlite3_open_v2(c.tls, zName, ppDb, flags|sqlite3.SQLITE_OPEN_URI|sqlite3.SQLITE_OPEN_FULLMUTEX, 0)
 	c.db = readPtr(ppDb)
 	if rc != sqlite3.SQLITE_OK {
 		err := c.lastError(rc)
@@ -83,21 +115,15 @@ func openReadOnlyConn(path string) (*roConn, error) {
 	}
 	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
 	sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 5000)
-	if rc := c.dbConfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, 1); rc != sqlite3.SQLITE_OK {
-		c.close()
-		return nil, fmt.Errorf("open %s: enable defensive mode: %w", path, c.lastError(rc))
-	}
-	if rc := c.dbConfig(sqlite3.SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0); rc != sqlite3.SQLITE_OK {
-		c.close()
-		return nil, fmt.Errorf("open %s: disable extension loading: %w", path, c.lastError(rc))
-	}
-	if err := c.exec("PRAGMA query_only=1"); err != nil {
-		c.close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	sqlite3.Xsqlite3_limit(c.tls, c.db, sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+	return c, nil
+}
+
+// setAuthorizer installs decide as the connection's authorizer: SQLite
+// asks it about each action of each statement it compiles; a non-nil
+// answer denies the action (and is kept for the error message).
+func (c *sqliteConn) setAuthorizer(decide func(action int32, arg1, arg2 string, hasArg2 bool) *RefusedError) error {
 	c.authFn = func(_ *libc.TLS, _ uintptr, action int32, z1, z2, _, _ uintptr) int32 {
-		if r := authorize(action, cText(z1), cText(z2), z2 != 0); r != nil {
+		if r := decide(action, cText(z1), cText(z2), z2 != 0); r != nil {
 			if c.denied == nil {
 				c.denied = r
 			}
@@ -109,10 +135,9 @@ func openReadOnlyConn(path string) (*roConn, error) {
 		f func(*libc.TLS, uintptr, int32, uintptr, uintptr, uintptr, uintptr) int32
 	}{c.authFn}))
 	if rc := sqlite3.Xsqlite3_set_authorizer(c.tls, c.db, fp, 0); rc != sqlite3.SQLITE_OK {
-		c.close()
-		return nil, fmt.Errorf("open %s: install the authorizer: %w", path, c.lastError(rc))
+		return fmt.Errorf("install the authorizer: %w", c.lastError(rc))
 	}
-	return c, nil
+	return nil
 }
 
 // readPtr reads the C pointer stored at p (8 bytes of C memory the
@@ -134,7 +159,7 @@ func cText(p uintptr) string {
 }
 
 // dbConfig sets a boolean sqlite3_db_config option.
-func (c *roConn) dbConfig(op int32, v int32) int32 {
+func (c *sqliteConn) dbConfig(op int32, v int32) int32 {
 	bp := libc.Xmalloc(c.tls, 16)
 	if bp == 0 {
 		return sqlite3.SQLITE_NOMEM
@@ -144,7 +169,7 @@ func (c *roConn) dbConfig(op int32, v int32) int32 {
 }
 
 // lastError returns the connection's error for result code rc.
-func (c *roConn) lastError(rc int32) error {
+func (c *sqliteConn) lastError(rc int32) error {
 	if c.db == 0 {
 		return &sqliteError{code: int(rc), msg: libc.GoString(sqlite3.Xsqlite3_errstr(c.tls, rc))}
 	}
@@ -156,12 +181,12 @@ func (c *roConn) lastError(rc int32) error {
 }
 
 // resetDenied forgets the authorizer's last refusal.
-func (c *roConn) resetDenied() { c.denied = nil }
+func (c *sqliteConn) resetDenied() { c.denied = nil }
 
 // prepare compiles the first statement of query. It returns the statement
 // (0 when query holds only white space and comments) and the text SQLite
 // left after it.
-func (c *roConn) prepare(query string) (stmt uintptr, tail string, err error) {
+func (c *sqliteConn) prepare(query string) (stmt uintptr, tail string, err error) {
 	z, err := libc.CString(query)
 	if err != nil {
 		return 0, "", err
@@ -186,7 +211,7 @@ func (c *roConn) prepare(query string) (stmt uintptr, tail string, err error) {
 }
 
 // exec runs one statement to completion, ignoring its rows.
-func (c *roConn) exec(query string) error {
+func (c *sqliteConn) exec(query string) error {
 	stmt, _, err := c.prepare(query)
 	if err != nil || stmt == 0 {
 		return err
@@ -203,11 +228,11 @@ func (c *roConn) exec(query string) error {
 	}
 }
 
-func (c *roConn) finalize(stmt uintptr) { sqlite3.Xsqlite3_finalize(c.tls, stmt) }
+func (c *sqliteConn) finalize(stmt uintptr) { sqlite3.Xsqlite3_finalize(c.tls, stmt) }
 
 // interrupt makes the running statement stop with SQLITE_INTERRUPT. It may
 // be called from any goroutine, also after close.
-func (c *roConn) interrupt() {
+func (c *sqliteConn) interrupt() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.db == 0 {
@@ -222,7 +247,7 @@ func (c *roConn) interrupt() {
 
 // close closes the connection. Nothing compiled or changed on it outlives
 // it.
-func (c *roConn) close() {
+func (c *sqliteConn) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.db != 0 {
