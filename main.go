@@ -10,6 +10,7 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cli"
+	"github.com/clinsight/clinsight/internal/fynelocale"
 	"github.com/clinsight/clinsight/ui"
 )
 
@@ -17,6 +18,7 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
+	fynelocale.Restore() // the locale as the user set it, now that Fyne has initialized
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	f := &cli.Factory{
 		In:      os.Stdin,
