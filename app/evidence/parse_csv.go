@@ -28,16 +28,18 @@ var csvAliases = map[string]string{
 // (mesh, publication_types, keywords) are separated by ";", authors by ";"
 // or, as in PubMed's export, by ", ".
 type CSVReader struct {
-	r    *csv.Reader
-	col  map[string]int
-	n    int
-	ncol int
+	r      *csv.Reader
+	budget *recordBudget
+	col    map[string]int
+	n      int
+	ncol   int
 }
 
 // NewCSVReader reads the header of r and returns the reader; the header
 // must name a title column.
 func NewCSVReader(r io.Reader) (*CSVReader, error) {
-	br := bufio.NewReader(r)
+	budget := newRecordBudget(r, maxRecordBytes, errRecordTooLarge)
+	br := bufio.NewReader(budget)
 	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
 		_, _ = br.Discard(3)
 	}
@@ -51,7 +53,7 @@ func NewCSVReader(r io.Reader) (*CSVReader, error) {
 	if err != nil {
 		return nil, csvErr(0, err)
 	}
-	c := &CSVReader{r: cr, col: map[string]int{}, ncol: len(header)}
+	c := &CSVReader{r: cr, budget: budget, col: map[string]int{}, ncol: len(header)}
 	for i, h := range header {
 		key := strings.NewReplacer(" ", "", "_", "", "-", "").Replace(strings.ToLower(strings.TrimSpace(h)))
 		if f, ok := csvAliases[key]; ok {
@@ -68,6 +70,9 @@ func NewCSVReader(r io.Reader) (*CSVReader, error) {
 
 func csvErr(n int, err error) error {
 	var pe *csv.ParseError
+	if errors.As(err, &pe) && tooLarge(pe.Err) {
+		return &ParseError{Record: n, Line: pe.StartLine, Err: pe.Err}
+	}
 	if errors.As(err, &pe) {
 		return &ParseError{Record: n, Line: pe.StartLine, Err: fmt.Errorf("malformed CSV: %v", pe.Err)}
 	}
@@ -78,6 +83,7 @@ func csvErr(n int, err error) error {
 // skipped.
 func (c *CSVReader) Next() (Record, error) {
 	for {
+		c.budget.reset()
 		rec, err := c.r.Read()
 		if err == io.EOF {
 			return Record{}, io.EOF

@@ -53,15 +53,17 @@ func abstractSections(secs []Section) []Section {
 // JATSReader streams the articles of a JATS (PMC) XML file: one <article>,
 // or the articles of a <pmc-articleset>, one at a time.
 type JATSReader struct {
-	d     *xml.Decoder
-	n     int
-	begun bool
-	set   bool
+	d      *xml.Decoder
+	budget *recordBudget
+	n      int
+	begun  bool
+	set    bool
 }
 
 // NewJATSReader returns a reader of the JATS XML in r.
 func NewJATSReader(r io.Reader) *JATSReader {
-	d := xml.NewDecoder(r)
+	budget := newRecordBudget(r, maxArticleBytes, errArticleTooLarge)
+	d := xml.NewDecoder(budget)
 	d.Entity = xml.HTMLEntity
 	d.CharsetReader = func(charset string, in io.Reader) (io.Reader, error) {
 		switch strings.ToLower(charset) {
@@ -70,13 +72,14 @@ func NewJATSReader(r io.Reader) *JATSReader {
 		}
 		return nil, fmt.Errorf("character set %q is not supported (save the file as UTF-8)", charset)
 	}
-	return &JATSReader{d: d}
+	return &JATSReader{d: d, budget: budget}
 }
 
 // Next returns the next article, io.EOF after the last one. Errors are
 // *ParseError values with the line (and, in a set of articles, the
 // article's number).
 func (j *JATSReader) Next() (Article, error) {
+	j.budget.reset()
 	for {
 		line, _ := j.d.InputPos()
 		tok, err := j.d.Token()
@@ -149,6 +152,7 @@ func (j *JATSReader) syntaxErr(err error) error {
 // jatsParser reads one <article> element.
 type jatsParser struct {
 	d       *xml.Decoder
+	depth   int // of the elements open inside the article
 	a       Article
 	tables  int
 	figures int
@@ -172,6 +176,15 @@ func (p *jatsParser) token() (xml.Token, error) {
 	tok, err := p.d.Token()
 	if err == io.EOF {
 		return nil, io.ErrUnexpectedEOF
+	}
+	switch tok.(type) {
+	case xml.StartElement:
+		// The parser recurses per element: bound the depth.
+		if p.depth++; p.depth > maxXMLDepth {
+			return nil, fmt.Errorf("the XML is nested more than %d levels deep: is this a JATS article?", maxXMLDepth)
+		}
+	case xml.EndElement:
+		p.depth--
 	}
 	return tok, err
 }

@@ -15,6 +15,19 @@ const maxLineBytes = 4 << 20
 type taggedLine struct {
 	tag, value string
 	line       int
+	// more are the continuation lines, joined to value by joinMore (one
+	// join: adding each line to value would copy it once per line).
+	more []string
+}
+
+// joinMore joins the continuation lines of each line to its value.
+func joinMore(lines []taggedLine) {
+	for i := range lines {
+		if l := &lines[i]; len(l.more) > 0 {
+			l.value = l.value + " " + strings.Join(l.more, " ")
+			l.more = nil
+		}
+	}
 }
 
 // MEDLINEReader streams the records of PubMed's MEDLINE text format
@@ -22,6 +35,7 @@ type taggedLine struct {
 // continuation lines indented by six spaces, a blank line between records.
 type MEDLINEReader struct {
 	sc      *bufio.Scanner
+	budget  *recordBudget
 	line    int
 	n       int
 	pending *taggedLine // the first line of the next record, read ahead
@@ -30,9 +44,10 @@ type MEDLINEReader struct {
 
 // NewMEDLINEReader returns a reader of the MEDLINE text in r.
 func NewMEDLINEReader(r io.Reader) *MEDLINEReader {
-	sc := bufio.NewScanner(r)
+	budget := newRecordBudget(r, maxRecordBytes, errRecordTooLarge)
+	sc := bufio.NewScanner(budget)
 	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
-	return &MEDLINEReader{sc: sc}
+	return &MEDLINEReader{sc: sc, budget: budget}
 }
 
 // medlineTag splits "TAG - value" (the tag is 1–4 upper-case letters or
@@ -59,6 +74,7 @@ func medlineTag(line string) (tag, value string, ok bool) {
 // lines returns the next record's tagged lines, nil at the end of input.
 func (m *MEDLINEReader) lines() ([]taggedLine, error) {
 	var out []taggedLine
+	m.budget.reset()
 	if m.pending != nil {
 		out = append(out, *m.pending)
 		m.pending = nil
@@ -67,7 +83,7 @@ func (m *MEDLINEReader) lines() ([]taggedLine, error) {
 		if !m.sc.Scan() {
 			m.done = true
 			if err := m.sc.Err(); err != nil {
-				return nil, &ParseError{Record: m.n + 1, Line: m.line + 1, Err: fmt.Errorf("reading: %w", err)}
+				return nil, &ParseError{Record: m.n + 1, Line: m.line + 1, Err: readErr(err)}
 			}
 			break
 		}
@@ -86,7 +102,7 @@ func (m *MEDLINEReader) lines() ([]taggedLine, error) {
 			if len(out) == 0 {
 				return nil, &ParseError{Record: m.n + 1, Line: m.line, Err: errors.New("a continuation line (indented) comes before any tag")}
 			}
-			out[len(out)-1].value += " " + strings.TrimSpace(text)
+			out[len(out)-1].more = append(out[len(out)-1].more, strings.TrimSpace(text))
 			continue
 		}
 		tag, value, ok := medlineTag(text)
@@ -110,6 +126,7 @@ func (m *MEDLINEReader) Next() (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
+	joinMore(lines)
 	if len(lines) == 0 {
 		if m.n == 0 {
 			return Record{}, &ParseError{Line: m.line, Err: errors.New("no MEDLINE records (expected lines such as \"PMID- 12345678\")")}

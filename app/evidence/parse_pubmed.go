@@ -12,14 +12,16 @@ import (
 // PubmedArticle (or PubmedBookArticle) element at a time, so files of any
 // size are read in constant memory.
 type PubMedReader struct {
-	d     *xml.Decoder
-	n     int
-	begun bool
+	d      *xml.Decoder
+	budget *recordBudget
+	n      int
+	begun  bool
 }
 
 // NewPubMedReader returns a reader of the PubMed XML in r.
 func NewPubMedReader(r io.Reader) *PubMedReader {
-	d := xml.NewDecoder(r)
+	budget := newRecordBudget(r, maxRecordBytes, errRecordTooLarge)
+	d := xml.NewDecoder(budget)
 	d.Entity = xml.HTMLEntity // &nbsp; and friends in hand-edited files
 	d.CharsetReader = func(charset string, in io.Reader) (io.Reader, error) {
 		switch strings.ToLower(charset) {
@@ -28,7 +30,7 @@ func NewPubMedReader(r io.Reader) *PubMedReader {
 		}
 		return nil, fmt.Errorf("character set %q is not supported (save the file as UTF-8)", charset)
 	}
-	return &PubMedReader{d: d}
+	return &PubMedReader{d: d, budget: budget}
 }
 
 // mixedText is element content with inline markup (<i>, <sup>, ...)
@@ -129,6 +131,7 @@ type xmlArticle struct {
 
 // Next returns the next article, io.EOF after the last one.
 func (p *PubMedReader) Next() (Record, error) {
+	p.budget.reset()
 	for {
 		line, _ := p.d.InputPos()
 		tok, err := p.d.Token()

@@ -12,16 +12,18 @@ import (
 // RISReader streams the records of a RIS file: "TY  - JOUR" opens a record,
 // "ER  -" closes it, "XX  - value" lines in between.
 type RISReader struct {
-	sc   *bufio.Scanner
-	line int
-	n    int
+	sc     *bufio.Scanner
+	budget *recordBudget
+	line   int
+	n      int
 }
 
 // NewRISReader returns a reader of the RIS text in r.
 func NewRISReader(r io.Reader) *RISReader {
-	sc := bufio.NewScanner(r)
+	budget := newRecordBudget(r, maxRecordBytes, errRecordTooLarge)
+	sc := bufio.NewScanner(budget)
 	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
-	return &RISReader{sc: sc}
+	return &RISReader{sc: sc, budget: budget}
 }
 
 // risTag matches "XX  - value" (two characters, two spaces, a dash); some
@@ -35,6 +37,7 @@ var pubmedURL = regexp.MustCompile(`pubmed(?:\.ncbi\.nlm\.nih\.gov)?/(\d{1,9})`)
 func (x *RISReader) Next() (Record, error) {
 	var lines []taggedLine
 	in := false
+	x.budget.reset()
 	for x.sc.Scan() {
 		x.line++
 		text := strings.TrimRight(x.sc.Text(), "\r")
@@ -48,7 +51,7 @@ func (x *RISReader) Next() (Record, error) {
 		if g == nil {
 			if in && len(lines) > 0 {
 				// A wrapped value continues the previous tag.
-				lines[len(lines)-1].value += " " + strings.TrimSpace(text)
+				lines[len(lines)-1].more = append(lines[len(lines)-1].more, strings.TrimSpace(text))
 				continue
 			}
 			return Record{}, &ParseError{Record: x.n + 1, Line: x.line, Err: fmt.Errorf("%q is not a RIS line (expected \"TY  - JOUR\")", clip(text, 40))}
@@ -65,13 +68,14 @@ func (x *RISReader) Next() (Record, error) {
 		case !in:
 			return Record{}, &ParseError{Record: x.n + 1, Line: x.line, Err: fmt.Errorf("tag %s outside a record (a record starts with \"TY  - \")", tl.tag)}
 		case tl.tag == "ER":
+			joinMore(lines)
 			return x.record(lines)
 		default:
 			lines = append(lines, tl)
 		}
 	}
 	if err := x.sc.Err(); err != nil {
-		return Record{}, &ParseError{Record: x.n, Line: x.line + 1, Err: fmt.Errorf("reading: %w", err)}
+		return Record{}, &ParseError{Record: x.n, Line: x.line + 1, Err: readErr(err)}
 	}
 	if in {
 		return Record{}, &ParseError{Record: x.n, Line: x.line, Err: errors.New("the file ends inside a record (no \"ER  - \" line)")}

@@ -144,8 +144,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// progressEvery is how many records pass between progress reports and
-// cancellation checks.
+// progressEvery is how many records pass between progress reports.
 const progressEvery = 1000
 
 // Import streams the literature file at path into the corpus tables of db
@@ -249,10 +248,12 @@ func importFile(ctx context.Context, db *sql.DB, path string, opts ImportOptions
 			return ImportResult{}, &ImportError{Path: path, Err: err}
 		}
 		res.Records++
+		// Each record is bounded (maxRecordBytes), so checking at each one
+		// bounds the wait after a cancellation.
+		if err := ctx.Err(); err != nil {
+			return ImportResult{}, &ImportError{Path: path, Err: recordErr(int(res.Records), &rec, rec.Line, err)}
+		}
 		if res.Records%progressEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return ImportResult{}, &ImportError{Path: path, Err: recordErr(int(res.Records), &rec, rec.Line, err)}
-			}
 			report()
 		}
 		rec.key(stage)
