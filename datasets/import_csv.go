@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clinsight/clinsight/internal/textenc"
 )
 
 // Column types the CSV importer infers. Explicit types given through
@@ -249,18 +251,18 @@ func (imp *csvImport) open() error {
 	br := bufio.NewReaderSize(&imp.counter, 256<<10)
 	magic, _ := br.Peek(2)
 	isGzip := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
-	var src io.Reader = br
+	text := br
 	switch {
 	case isGzip:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return imp.fail(1, fmt.Errorf("corrupt gzip data: %w", err))
 		}
-		src = zr
+		text = bufio.NewReaderSize(zr, 64<<10)
 	case strings.HasSuffix(strings.ToLower(imp.path), ".gz"):
 		return imp.fail(1, errors.New("corrupt gzip data: the file is named .gz but does not start with the gzip magic bytes"))
 	}
-	r := csv.NewReader(src)
+	r := csv.NewReader(textenc.UTF8(text)) // UTF-16 (as Excel saves "Unicode text") decoded
 	r.ReuseRecord = true
 	r.FieldsPerRecord = 0 // set by the header
 	if imp.opts.Comma != 0 {
@@ -336,12 +338,15 @@ func (imp *csvImport) run(ctx context.Context, db *sql.DB) (ImportResult, error)
 	}
 	report()
 
-	header, _, err := imp.read()
+	header, headerLine, err := imp.read()
 	if err == io.EOF {
 		return ImportResult{}, imp.fail(0, errors.New("empty file: a header row is required"))
 	}
 	if err != nil {
 		return ImportResult{}, err
+	}
+	if err := checkHeader(header); err != nil {
+		return ImportResult{}, imp.fail(headerLine, err)
 	}
 	names := CleanHeader(header)
 	ncol := len(names)
@@ -488,6 +493,24 @@ func (imp *csvImport) run(ctx context.Context, db *sql.DB) (ImportResult, error)
 		Rows:    rows,
 		Bytes:   imp.counter.n,
 	}, nil
+}
+
+// MaxColumns is the most columns a SQLite table can have (SQLITE_MAX_COLUMN
+// in the library Clinsight uses), so the most a CSV file can have to import.
+const MaxColumns = 2000
+
+// checkHeader refuses a header SQLite cannot take as column names, saying
+// why in the words of the file rather than of the SQL built from it.
+func checkHeader(header []string) error {
+	for i, h := range header {
+		if strings.IndexByte(h, 0) >= 0 {
+			return fmt.Errorf("column %d of the header contains a NUL byte (0x00): the file may be binary, or text in an encoding other than UTF-8 or UTF-16; save it as UTF-8 CSV", i+1)
+		}
+	}
+	if len(header) > MaxColumns {
+		return fmt.Errorf("the header has %d columns, more than the %d a SQLite table can hold; split the file or remove columns", len(header), MaxColumns)
+	}
+	return nil
 }
 
 // columnPlan pairs the cleaned header with explicit or hinted types.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/textenc"
 )
 
 // csvAliases maps the CSV header names the reader recognises (compared in
@@ -39,7 +41,7 @@ type CSVReader struct {
 // must name a title column.
 func NewCSVReader(r io.Reader) (*CSVReader, error) {
 	budget := newRecordBudget(r, maxRecordBytes, errRecordTooLarge)
-	br := bufio.NewReader(budget)
+	br := bufio.NewReader(textenc.UTF8(budget)) // UTF-16 ("Unicode text") decoded
 	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
 		_, _ = br.Discard(3)
 	}

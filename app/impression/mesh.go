@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/textenc"
 )
 
 // The Open-i reports carry MeSH annotations ("Cardiomegaly/mild;Pleural
@@ -222,7 +224,7 @@ func ReadReferenceReports(path string) ([]ReferenceReport, error) {
 		return nil, fmt.Errorf("read reference reports: %w", err)
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
+	r := csv.NewReader(textenc.UTF8(f))
 	header, err := r.Read()
 	if err != nil {
 		return nil, fmt.Errorf("read reference reports %s: header: %w", path, err)

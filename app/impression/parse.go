@@ -12,6 +12,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/textenc"
 )
 
 // rawReport is a report read from an input, before labelling.
@@ -87,7 +89,7 @@ func (e *csvLineError) Unwrap() error { return e.err }
 // ignored), or a report column holding whole texts split by section
 // headers. A tab-separated file is recognised by its header.
 func readCSVReports(r io.Reader, name string, emit func(rawReport) error) error {
-	br := bufio.NewReader(r)
+	br := bufio.NewReader(textenc.UTF8(r)) // UTF-16 ("Unicode text") decoded
 	first, _ := br.Peek(4096)
 	cr := csv.NewReader(br)
 	if h, _, _ := strings.Cut(string(first), "\n"); strings.Count(h, "\t") > strings.Count(h, ",") {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/textenc"
 )
 
 // Columns maps Study fields to column names of an input table. Empty names
@@ -119,7 +121,7 @@ func LoadCSV(r io.Reader, spec InputSpec) ([]Study, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	br := bufio.NewReader(r)
+	br := bufio.NewReader(textenc.UTF8(r)) // Excel's "Unicode text" is UTF-16
 	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
 		_, _ = br.Discard(3) // Excel writes a UTF-8 byte-order mark
 	}
