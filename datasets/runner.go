@@ -471,11 +471,13 @@ func (r *Runner) cell(c *sqliteConn, stmt uintptr, i int) (any, bool) {
 		}
 		keep := libc.GoBytes(p, r.opts.MaxCellBytes)
 		k := len(keep)
-		for k > 0 && k > len(keep)-utf8.UTFMax && !utf8.RuneStart(keep[k-1]) {
-			k--
-		}
-		if k > 0 && !utf8.FullRune(keep[k-1:]) {
-			k-- // drop a character whose bytes were cut
+		for j := k - 1; j >= 0 && j >= k-utf8.UTFMax; j-- {
+			if utf8.RuneStart(keep[j]) {
+				if !utf8.FullRune(keep[j:]) {
+					k = j // drop a character whose bytes were cut
+				}
+				break
+			}
 		}
 		return string(keep[:k]) + CutMarker(k, n), true
 	case sqlite3.SQLITE_BLOB:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm"
@@ -300,26 +301,31 @@ type Event struct {
 	Text      string
 }
 
-// resultDigest describes a result in a few lines: its columns, row count
-// and first rows.
+// digestChars bounds a result digest, which goes into the prompt of every
+// follow-up question.
+const digestChars = 1500
+
+// resultDigest describes a result in a few lines, at most digestChars
+// characters: its columns, row count and first rows.
 func resultDigest(res *datasets.Result, rows int) string {
+	ncols := min(len(res.Columns), maxPromptColumns)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d rows; columns %s", len(res.Rows), strings.Join(res.ColumnNames(), ", "))
+	fmt.Fprintf(&b, "%d rows; columns %s", len(res.Rows), strings.Join(promptNames(res, ncols), ", "))
+	if ncols < len(res.Columns) {
+		fmt.Fprintf(&b, " and %d more", len(res.Columns)-ncols)
+	}
 	if res.Truncated {
-		b.WriteString(" (truncated at the row cap)")
+		b.WriteString(" (the query's result was cut)")
 	}
 	for i, r := range res.Rows {
-		if i == rows {
+		line := "\n" + rowText(r, ncols)
+		if i == rows || b.Len()+len(line) > digestChars {
 			fmt.Fprintf(&b, "\n...")
 			break
 		}
-		cells := make([]string, len(r))
-		for j, v := range r {
-			cells[j] = cellString(v)
-		}
-		fmt.Fprintf(&b, "\n%s", strings.Join(cells, " | "))
+		b.WriteString(line)
 	}
-	return b.String()
+	return cutText(b.String(), digestChars)
 }
 
 // cellString renders a value for prompts and summaries.
@@ -329,11 +335,17 @@ func cellString(v any) string {
 		return "NULL"
 	case string:
 		if len(x) > 120 {
-			return x[:117] + "..."
+			k := 117
+			for k > 0 && !utf8.RuneStart(x[k]) {
+				k-- // never split a character
+			}
+			return x[:k] + "..."
 		}
 		return x
 	case float64:
 		return fmt.Sprintf("%.6g", x)
+	case datasets.Blob:
+		return fmt.Sprintf("<BLOB, %s>", datasets.FormatBytes(int64(len(x))))
 	}
 	return fmt.Sprint(v)
 }

@@ -1,11 +1,13 @@
 package cohort
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/clinsight/clinsight/datasets"
 )
@@ -19,53 +21,209 @@ const (
 	sampleRows = 10
 	// maxCheckedCells bounds the cells number verification reads.
 	maxCheckedCells = 200_000
+	// maxPromptColumns is the most columns shown to a model; a result
+	// wider than that is summarised by its first columns.
+	maxPromptColumns = 40
+	// maxPromptName is the longest column name shown, in bytes.
+	maxPromptName = 60
+	// charsPerToken turns a budget in tokens into characters: about 4
+	// characters of English or SQL make one token for the tokenizers of
+	// common local models. Digits and symbols take more tokens per
+	// character, which the share of the window left to the result (half)
+	// leaves room for.
+	charsPerToken = 4
 )
 
-// resultForPrompt describes a result for the explaining model: the whole
-// result when it is small; otherwise its row count, a sample of rows and
-// statistics of each column.
-func resultForPrompt(res *datasets.Result) string {
-	if len(res.Rows) == 0 {
-		return fmt.Sprintf("No rows (columns: %s).", strings.Join(res.ColumnNames(), ", "))
-	}
-	if len(res.Rows) <= fullResultRows {
-		if s := tableText(res, len(res.Rows)); len(s) <= fullResultChars {
-			return s
-		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d rows", len(res.Rows))
-	if res.Truncated {
-		b.WriteString(" (the row cap was reached: there are more)")
-	}
-	fmt.Fprintf(&b, ". First %d rows:\n%s\n", min(sampleRows, len(res.Rows)), tableText(res, sampleRows))
-	b.WriteString("Column statistics over all rows:\n")
-	for i, c := range res.Columns {
-		st := columnStats(res, i)
-		fmt.Fprintf(&b, "- %s: %d non-null, %d distinct", c.Name, st.count, st.distinct)
-		if st.numeric > 0 {
-			fmt.Fprintf(&b, ", min %s, max %s, mean %s, sum %s", num(st.min), num(st.max), num(st.sum/float64(st.numeric)), num(st.sum))
-		}
-		b.WriteString("\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
+// resultBudget is the characters of the explain prompt the result may
+// take: half the context window less the reply, the other half being for
+// the instructions, the question and the SQL.
+func (p *Pipeline) resultBudget() int {
+	return max(p.cfg.NumCtx/2-explainTokens, 256) * charsPerToken
 }
 
-// tableText renders the first n rows as "a | b" lines under a header.
-func tableText(res *datasets.Result, n int) string {
-	var b strings.Builder
-	b.WriteString(strings.Join(res.ColumnNames(), " | "))
-	for i, r := range res.Rows {
-		if i == n {
+// resultForPrompt describes a result for the explaining model in at most
+// budget characters: the whole result when it is small; otherwise its row
+// count, a sample of rows and statistics of each column. Cells are cut
+// (cellString), at most maxPromptColumns columns are shown, and when
+// anything had to be left out a last line says how many rows, columns and
+// bytes of values the model did not see.
+func resultForPrompt(res *datasets.Result, budget int) string {
+	ncols := min(len(res.Columns), maxPromptColumns)
+	names := promptNames(res, ncols)
+	// The closing lines (what was left out, what the runner cut) always
+	// fit: they take at most summaryReserve characters.
+	const summaryReserve = 600
+	w := &budgetWriter{left: max(budget-summaryReserve, 0)}
+	shown := shownCells{rows: map[int]bool{}}
+	if len(res.Rows) == 0 {
+		w.line(fmt.Sprintf("No rows (columns: %s).", strings.Join(names, ", ")))
+		return w.close(res, ncols, shown, budget)
+	}
+	if len(res.Rows) <= fullResultRows && ncols == len(res.Columns) {
+		whole := &budgetWriter{left: min(fullResultChars, w.left)}
+		ok := whole.line(strings.Join(names, " | "))
+		for i := 0; ok && i < len(res.Rows); i++ {
+			ok = whole.line(rowText(res.Rows[i], ncols))
+		}
+		if ok {
+			for i := range res.Rows {
+				shown.rows[i] = true
+			}
+			shown.stats = ncols
+			*w = *whole
+			return w.close(res, ncols, shown, budget)
+		}
+	}
+	head := fmt.Sprintf("%d rows", len(res.Rows))
+	if res.Truncated {
+		head += " (the query's result was cut: there are more)"
+	}
+	w.line(fmt.Sprintf("%s. First %d rows:", head, min(sampleRows, len(res.Rows))))
+	w.line(strings.Join(names, " | "))
+	for i := 0; i < len(res.Rows) && i < sampleRows; i++ {
+		if !w.line(rowText(res.Rows[i], ncols)) {
 			break
 		}
-		cells := make([]string, len(r))
-		for j, v := range r {
-			cells[j] = cellString(v)
-		}
-		b.WriteString("\n" + strings.Join(cells, " | "))
+		shown.rows[i] = true
 	}
-	return b.String()
+	if w.line("Column statistics over all rows:") {
+		for i := range ncols {
+			st := columnStats(res, i)
+			line := fmt.Sprintf("- %s: %d non-null, %d distinct", names[i], st.count, st.distinct)
+			if st.numeric > 0 {
+				line += fmt.Sprintf(", min %s, max %s, mean %s, sum %s", num(st.min), num(st.max), num(st.sum/float64(st.numeric)), num(st.sum))
+			}
+			if !w.line(line) {
+				break
+			}
+			shown.stats++
+		}
+	}
+	return w.close(res, ncols, shown, budget)
+}
+
+// shownCells records what of a result a prompt shows.
+type shownCells struct {
+	rows  map[int]bool // rows shown (their first ncols cells)
+	stats int          // columns whose statistics are shown
+}
+
+// budgetWriter writes whole lines while they fit in its budget.
+type budgetWriter struct {
+	b    strings.Builder
+	left int
+}
+
+// line writes s as one line if it fits and reports whether it did.
+func (w *budgetWriter) line(s string) bool {
+	if len(s)+1 > w.left {
+		return false
+	}
+	if w.b.Len() > 0 {
+		w.b.WriteByte('\n')
+	}
+	w.b.WriteString(s)
+	w.left -= len(s) + 1
+	return true
+}
+
+// close appends what was left out of the prompt and what the runner cut,
+// and returns the text (never longer than budget).
+func (w *budgetWriter) close(res *datasets.Result, ncols int, shown shownCells, budget int) string {
+	var all, seen int64
+	for i, r := range res.Rows {
+		for j, v := range r {
+			all += valueBytes(v)
+			if shown.rows[i] && j < ncols {
+				seen += shownBytes(v)
+			}
+		}
+	}
+	var left []string
+	if n := len(res.Rows) - len(shown.rows); n > 0 && len(res.Rows) > 0 {
+		left = append(left, fmt.Sprintf("%d of %d rows", n, len(res.Rows)))
+	}
+	if n := len(res.Columns) - ncols; n > 0 {
+		left = append(left, fmt.Sprintf("%d of %d columns", n, len(res.Columns)))
+	}
+	if n := ncols - shown.stats; n > 0 && len(res.Rows) > 0 {
+		left = append(left, fmt.Sprintf("the statistics of %d columns", n))
+	}
+	if all > seen {
+		left = append(left, "about "+datasets.FormatBytes(all-seen)+" of values")
+	}
+	var tail []string
+	if len(left) > 0 {
+		tail = append(tail, "Not shown, to fit the model's context: "+strings.Join(left, ", ")+".")
+	}
+	if n := res.Notice(); n != "" {
+		tail = append(tail, "The query's result was itself cut: "+n)
+	}
+	out := w.b.String()
+	if len(tail) > 0 {
+		out = strings.TrimLeft(out+"\n"+strings.Join(tail, "\n"), "\n")
+	}
+	return cutText(out, budget)
+}
+
+// cutText cuts s to at most n bytes, at a character boundary, ending a cut
+// with "…".
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n < len("…") {
+		return ""
+	}
+	k := n - len("…")
+	for k > 0 && !utf8.RuneStart(s[k]) {
+		k--
+	}
+	return s[:k] + "…"
+}
+
+// valueBytes is the size of a value: the bytes of text and BLOBs, the
+// digits of numbers.
+func valueBytes(v any) int64 {
+	switch x := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return int64(len(x))
+	case datasets.Blob:
+		return int64(len(x))
+	}
+	return int64(len(cellString(v)))
+}
+
+// shownBytes is how much of a value cellString shows: text up to its cut,
+// nothing of a BLOB's bytes (only its size), all of a number.
+func shownBytes(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return min(int64(len(x)), int64(len(cellString(x))))
+	case datasets.Blob:
+		return 0
+	}
+	return valueBytes(v)
+}
+
+// promptNames returns the first n column names, each cut to maxPromptName.
+func promptNames(res *datasets.Result, n int) []string {
+	names := make([]string, n)
+	for i := range n {
+		names[i] = cutText(res.Columns[i].Name, maxPromptName)
+	}
+	return names
+}
+
+// rowText renders the first n cells of a row as "a | b".
+func rowText(r []any, n int) string {
+	cells := make([]string, min(n, len(r)))
+	for j := range cells {
+		cells[j] = cellString(r[j])
+	}
+	return strings.Join(cells, " | ")
 }
 
 // num prints a statistic compactly.
@@ -87,7 +245,7 @@ func columnStats(res *datasets.Result, i int) stats {
 			continue
 		}
 		st.count++
-		seen[fmt.Sprint(v)] = true
+		seen[distinctKey(v)] = true
 		if x, ok := numeric(v); ok {
 			st.numeric++
 			st.sum += x
@@ -96,6 +254,19 @@ func columnStats(res *datasets.Result, i int) stats {
 	}
 	st.distinct = len(seen)
 	return st
+}
+
+// distinctKey identifies a value for counting distinct values without
+// copying long ones: text is its own key, a BLOB is keyed by its hash.
+func distinctKey(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "t" + x
+	case datasets.Blob:
+		sum := sha256.Sum256(x)
+		return "b" + string(sum[:])
+	}
+	return "n" + fmt.Sprint(v)
 }
 
 // numeric converts an integer or real cell.

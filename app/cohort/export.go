@@ -38,8 +38,8 @@ func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion st
 	}
 	prov.Add("Attempts", len(ans.Attempts))
 	prov.Add("Rows", len(res.Rows))
-	if res.Truncated {
-		prov.Add("Truncated", fmt.Sprintf("yes: only the first %d rows were returned (row cap)", len(res.Rows)))
+	if n := res.Notice(); n != "" {
+		prov.Add("Truncated", "yes: "+n)
 	}
 	if ans.Retrieval != nil {
 		prov.Add("Retrieval embedder", ans.Retrieval.Embedder)

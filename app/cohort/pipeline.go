@@ -390,7 +390,7 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 		res, err = p.cfg.Chat.Chat(ctx, localllm.ChatRequest{Model: p.cfg.ChatModel, Options: p.options(explainTokens),
 			Messages: []localllm.Message{
 				{Role: localllm.RoleSystem, Content: render("explain.tmpl", nil)},
-				{Role: localllm.RoleUser, Content: render("explain_user.tmpl", explainData{Question: question, SQL: ans.SQL, Result: resultForPrompt(result)})},
+				{Role: localllm.RoleUser, Content: render("explain_user.tmpl", explainData{Question: question, SQL: ans.SQL, Result: resultForPrompt(result, p.resultBudget())})},
 			}}, func(d string) {
 			text.WriteString(d)
 			r.emit(Event{Kind: EventDelta, Text: d})
