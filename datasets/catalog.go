@@ -188,6 +188,9 @@ const (
 	DefaultExactCountRows = 5_000_000
 	// maxSampleLen is the longest sample value kept, in characters.
 	maxSampleLen = 80
+	// sampleCompareLen is how many leading characters of a value sampling
+	// reads and tells values apart by: a value is never read whole.
+	sampleCompareLen = 4 * maxSampleLen
 )
 
 // ReadCatalog reads the structure of the database behind db (its "main"
@@ -547,8 +550,11 @@ func catalogSampleTable(ctx context.Context, db *sql.DB, t *Table, maxDistinct, 
 // rows rows, or nil when there are more than maxDistinct (or none).
 func catalogProbe(ctx context.Context, db *sql.DB, table, column string, maxDistinct, rows int) ([]string, error) {
 	col := QuoteIdent(column)
-	q := fmt.Sprintf("SELECT DISTINCT %s FROM (SELECT %s FROM %s LIMIT %d) WHERE typeof(%s) = 'text' LIMIT %d",
-		col, col, QuoteIdent(table), rows, col, maxDistinct+1)
+	// Only the start of each value leaves SQLite (samples are cut to
+	// maxSampleLen anyway): a column of huge texts must not be copied
+	// whole into memory.
+	q := fmt.Sprintf("SELECT DISTINCT substr(%s, 1, %d) FROM (SELECT %s FROM %s LIMIT %d) WHERE typeof(%s) = 'text' LIMIT %d",
+		col, sampleCompareLen, col, QuoteIdent(table), rows, col, maxDistinct+1)
 	rs, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("sample %s.%s: %w", table, column, err)
@@ -583,7 +589,7 @@ func catalogScanDistinct(ctx context.Context, db *sql.DB, t *Table, cols []int, 
 	for k, i := range cols {
 		col := QuoteIdent(t.Columns[i].Name)
 		inner[k] = col
-		aggs[k] = fmt.Sprintf("json_group_array(DISTINCT %s) FILTER (WHERE typeof(%s) = 'text')", col, col)
+		aggs[k] = fmt.Sprintf("json_group_array(DISTINCT substr(%s, 1, %d)) FILTER (WHERE typeof(%s) = 'text')", col, sampleCompareLen, col)
 	}
 	q := fmt.Sprintf("SELECT %s FROM (SELECT %s FROM %s LIMIT %d)",
 		strings.Join(aggs, ", "), strings.Join(inner, ", "), QuoteIdent(t.Name), scanRows)

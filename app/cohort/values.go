@@ -104,7 +104,10 @@ func textColumn(c datasets.TableColumn) bool {
 func (vi *valueIndex) addTable(ctx context.Context, db *sql.DB, ti int, table string, cols []string) error {
 	quoted := make([]string, len(cols))
 	for i, c := range cols {
-		quoted[i] = datasets.QuoteIdent(c)
+		// Values longer than maxValueLen are not indexed: leave them in
+		// SQLite rather than copying huge texts out only to drop them.
+		q := datasets.QuoteIdent(c)
+		quoted[i] = fmt.Sprintf("CASE WHEN octet_length(%s) <= %d THEN %s END", q, maxValueLen, q)
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s LIMIT %d", strings.Join(quoted, ", "), datasets.QuoteIdent(table), valueScanRows)
 	rows, err := db.QueryContext(ctx, q)
