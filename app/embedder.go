@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/clinsight/clinsight/localllm"
@@ -86,13 +88,29 @@ type vectorStores struct {
 }
 
 // VectorStore returns the workspace's vector store (the vectors/
-// directory), opening it on first use.
+// directory), opening it on first use. It holds only vectors computed from
+// the workspace's data, so a damaged collection file is kept aside and built
+// again on first use, with a warning (see OnWarning) and a log entry.
 func (ws *Workspace) VectorStore() (*vectorstore.Store, error) {
 	ws.vectors.once.Do(func() {
-		ws.vectors.store, ws.vectors.err = vectorstore.Open(ws.VectorsDir(), vectorstore.Options{})
+		ws.vectors.store, ws.vectors.err = vectorstore.Open(ws.VectorsDir(), vectorstore.Options{OnCorrupt: ws.vectorFileCorrupt})
 		if ws.vectors.err != nil {
 			ws.vectors.err = fmt.Errorf("open the vector store in %s: %w", ws.VectorsDir(), ws.vectors.err)
 		}
 	})
 	return ws.vectors.store, ws.vectors.err
+}
+
+// vectorFileCorrupt tells the user that a search index file was damaged and
+// is being rebuilt.
+func (ws *Workspace) vectorFileCorrupt(e vectorstore.CorruptEvent) {
+	cause := e.Err
+	var fe *vectorstore.FileError
+	if errors.As(e.Err, &fe) {
+		cause = fe.Err
+	}
+	ws.logger.Warn("damaged vector collection file kept aside; it is rebuilt on first use",
+		"path", e.Path, "backup", e.Backup, "err", e.Err)
+	ws.warn(fmt.Sprintf("The search index file %s was damaged (%v). It was kept as %s and the index is being rebuilt from the data, which takes a moment; no data was lost.",
+		e.Path, cause, filepath.Base(e.Backup)))
 }

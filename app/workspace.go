@@ -57,6 +57,8 @@ type Workspace struct {
 	// warnings collects problems found while opening that the user should
 	// see (for example a corrupt config that was replaced by defaults).
 	warnings []string
+	// onWarning are called with each warning found after opening.
+	onWarning []func(string)
 
 	vectors vectorStores
 
@@ -194,6 +196,28 @@ func (ws *Workspace) Warnings() []string {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return slices.Clone(ws.warnings)
+}
+
+// OnWarning registers fn to be called with each warning found from now on,
+// while the workspace is in use (for example a damaged search index that is
+// being rebuilt); Warnings lists all of them. fn may be called from
+// any goroutine and must not block.
+func (ws *Workspace) OnWarning(fn func(string)) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.onWarning = append(ws.onWarning, fn)
+}
+
+// warn records a warning for the user and passes it to the OnWarning
+// functions.
+func (ws *Workspace) warn(msg string) {
+	ws.mu.Lock()
+	ws.warnings = append(ws.warnings, msg)
+	fns := slices.Clone(ws.onWarning)
+	ws.mu.Unlock()
+	for _, fn := range fns {
+		fn(msg)
+	}
 }
 
 // Config returns a copy of the current configuration.

@@ -88,6 +88,9 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 	if warnings := ws.Warnings(); len(warnings) > 0 {
 		dialog.ShowInformation("Workspace", strings.Join(warnings, "\n"), w)
 	}
+	ws.OnWarning(func(msg string) { // found while in use, such as a search index being rebuilt
+		fyne.Do(func() { dialog.ShowInformation("Workspace", msg, w) })
+	})
 	mw.Data.Refresh()
 	mw.Settings.Check()
 	return mw

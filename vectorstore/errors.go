@@ -32,9 +32,15 @@ type FileError struct {
 	Err error
 }
 
-// Error implements error.
+// Error implements error. A corrupt file that failed to load is said to be
+// rebuildable: a collection holds vectors computed from texts the caller
+// keeps elsewhere.
 func (e *FileError) Error() string {
-	return fmt.Sprintf("vectorstore: %s collection file %s: %v", e.Op, e.Path, e.Err)
+	msg := fmt.Sprintf("vectorstore: %s collection file %s: %v", e.Op, e.Path, e.Err)
+	if e.Op == "load" && errors.Is(e.Err, ErrCorrupt) {
+		msg += "; it holds only vectors computed from the data: delete it and they are computed again on next use"
+	}
+	return msg
 }
 
 // Unwrap returns the cause.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // DefaultBatchSize is the number of texts per Embed call when
@@ -30,6 +32,29 @@ type Options struct {
 	// OnRebuild, if set, is called after a collection was rebuilt because it
 	// was opened with an embedder other than the one that built it.
 	OnRebuild func(RebuildEvent)
+	// OnCorrupt, if set, makes [Open] keep a corrupt collection file
+	// ([ErrCorrupt]: damaged, truncated, not a collection file) under a new
+	// name beside it, "<name>.clvs.corrupt-YYYYMMDD-HHMMSS" (never replacing
+	// another file), and treat the collection as absent, so that it is built
+	// again on first use; OnCorrupt is then called, during Open, with what
+	// was done. For stores that hold only vectors computed from other data
+	// (a cache), which a caller can always rebuild. Without OnCorrupt, or
+	// when the file cannot be moved, the file stays and the collection
+	// reports its *[FileError].
+	OnCorrupt func(CorruptEvent)
+}
+
+// CorruptEvent reports a corrupt collection file that [Open] moved aside
+// (see [Options.OnCorrupt]).
+type CorruptEvent struct {
+	// Collection is the collection's name.
+	Collection string
+	// Path is the collection file, which no longer exists.
+	Path string
+	// Backup is where the corrupt file was kept.
+	Backup string
+	// Err is why the file could not be loaded (a *[FileError]).
+	Err error
 }
 
 // Phase names the kind of work a [Progress] reports.
@@ -143,7 +168,16 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		c, err := s.load(cname, path)
 		if err != nil {
-			s.broken[cname] = &FileError{Op: "load", Path: path, Err: err}
+			ferr := &FileError{Op: "load", Path: path, Err: err}
+			if errors.Is(err, ErrCorrupt) && opts.OnCorrupt != nil {
+				backup, merr := atomicfile.MoveAside(path, atomicfile.Stamped(path, "corrupt", time.Now()))
+				if merr == nil {
+					opts.OnCorrupt(CorruptEvent{Collection: cname, Path: path, Backup: backup, Err: ferr})
+					continue // absent now: built again on first use
+				}
+				ferr.Err = fmt.Errorf("%w (it could not be moved aside: %v)", err, merr)
+			}
+			s.broken[cname] = ferr
 			continue
 		}
 		s.cols[cname] = c

@@ -36,8 +36,8 @@ type Factory struct {
 }
 
 // Workspace opens the workspace chosen by --workspace, $CLINSIGHT_WORKSPACE
-// or the default location, once per command run, and reports any warnings
-// found while opening it on Err.
+// or the default location, once per command run, and reports on Err any
+// warnings found while opening it and, as they come, while it is in use.
 func (f *Factory) Workspace() (*app.Workspace, error) {
 	if f.ws != nil {
 		return f.ws, nil
@@ -53,6 +53,7 @@ func (f *Factory) Workspace() (*app.Workspace, error) {
 	for _, w := range ws.Warnings() {
 		fmt.Fprintln(f.Err, "warning:", w)
 	}
+	ws.OnWarning(func(w string) { fmt.Fprintln(f.Err, "warning:", w) }) // found while in use
 	f.ws = ws
 	return ws, nil
 }
