@@ -46,6 +46,19 @@ func newTrialsImportCmd(f *Factory) *cobra.Command {
 			fmt.Fprintf(f.Out, "imported %d trials (%d replaced) with %d criteria from %d files in %s; %d trials in the database\n",
 				res.Trials, res.Replaced, res.Criteria, res.Files, res.Elapsed.Round(time.Millisecond), res.Total)
 			fmt.Fprintf(f.Out, "search index: %s, optimised in %s\n", humanBytes(res.IndexBytes), res.IndexTime.Round(time.Millisecond))
+			if res.CutFields > 0 {
+				what := fmt.Sprintf("%d fields were", res.CutFields)
+				if res.CutFields == 1 {
+					what = "1 field was"
+				}
+				fmt.Fprintf(f.Out, "%s longer than any registry allows and cut (the stored text ends with \"[…]\"):\n", what)
+				for _, c := range res.Cuts {
+					fmt.Fprintf(f.Out, "  %s\n", c)
+				}
+				if len(res.Cuts) < res.CutFields {
+					fmt.Fprintf(f.Out, "  ... and %d more\n", res.CutFields-len(res.Cuts))
+				}
+			}
 			if err := register(f, ws, db, name, app.SourceCSV, "clinical trials"); err != nil {
 				return err
 			}

@@ -125,3 +125,19 @@ func TestTrialsErrors(t *testing.T) {
 		t.Errorf("no concept: exit %d, %q", code, stderr)
 	}
 }
+
+// TestTrialsImportReportsCuts imports a record whose text is longer than
+// Clinsight keeps: the import succeeds and says which field was cut.
+func TestTrialsImportReportsCuts(t *testing.T) {
+	ws := t.TempDir()
+	src := filepath.Join(ws, "long.jsonl")
+	long := strings.Repeat("The trial studies a treatment. ", 10000) // 300 KB
+	os.WriteFile(src, []byte(`{"_id": "NCT09000001", "title": "Long", "text": "`+long+`"}`+"\n"), 0o644)
+	out, stderr, code := run(t, ws, "trials", "import", src, "--db", filepath.Join(ws, "t.sqlite"), "--no-embed")
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "1 field was longer than any registry allows and cut") || !strings.Contains(out, `long.jsonl line 1: field "text" of NCT09000001 cut from 302 KB to 128 KB`) {
+		t.Errorf("import output:\n%s", out)
+	}
+}

@@ -99,7 +99,7 @@ var headerLike = regexp.MustCompile(`(?i)^\W*(?:(?:key|main|additional)\s+)?(?:i
 func TestSplitCriteriaRealRecords(t *testing.T) {
 	path := realdata.Path(t, "trial-matching", "partial_trial_texts", "sigir_101_trials_mikeS141618.jsonl")
 	var trials []Trial
-	_, _, err := readPaths(context.Background(), []string{path}, newCounter(), func(tr Trial) error {
+	_, _, err := readPaths(context.Background(), []string{path}, newCounter(), func(tr Trial, _ []Cut) error {
 		trials = append(trials, tr)
 		return nil
 	})

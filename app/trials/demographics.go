@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ParseAge reads a registry age limit ("18 Years", "6 Months", "2 Weeks",
@@ -65,6 +66,7 @@ var (
 // when neither sex words nor pronouns decide it. Nouns about the patient
 // ("woman", "boy") weigh more than pronouns, which may refer to relatives.
 func PatientDemographics(text string) (age float64, hasAge bool, sex Sex) {
+	text = textPrefix(text, maxInferBytes) // a case description is a few sentences
 	if m := patientAgeRE.FindStringSubmatch(text); m != nil {
 		switch {
 		case m[1] != "":
@@ -142,6 +144,58 @@ var (
 	bothSexRE        = regexp.MustCompile(`(?i)\b(?:men and women|women and men|males? and females?|females? and males?|males? or females?|females? or males?|men or women|women or men|both (?:sexes|genders)|either (?:sex|gender)|any gender|regardless of (?:sex|gender)|boys and girls|girls and boys)\b`)
 )
 
+// maxInferBytes bounds what the age and sex inference reads of a trial:
+// its criteria up to this many bytes, and the first this many bytes of its
+// summary and description (the registry allows 20,000 characters of
+// criteria). The inference runs a dozen regular expressions over what it
+// reads, so bounding it keeps its cost small whatever a record holds.
+const maxInferBytes = 64 << 10
+
+// inferenceView is t with its texts bounded for the inference: the title,
+// the criteria up to maxInferBytes in all (inclusion first), and the first
+// maxInferBytes of the summary and description together.
+func inferenceView(t *Trial) *Trial {
+	v := &Trial{ID: t.ID, Title: textPrefix(t.Title, maxTitleBytes)}
+	left := maxInferBytes
+	items := func(in []string) []string {
+		var out []string
+		for _, c := range in {
+			if left <= 0 {
+				break
+			}
+			c = textPrefix(c, left)
+			left -= len(c) + 1
+			out = append(out, c)
+		}
+		return out
+	}
+	v.Inclusion = items(t.Inclusion)
+	v.Exclusion = items(t.Exclusion)
+	v.Summary = textPrefix(t.Summary, maxInferBytes)
+	v.Description = textPrefix(t.Description, maxInferBytes-len(v.Summary))
+	return v
+}
+
+// textPrefix returns s cut to at most n bytes: at the last line or
+// sentence end in the final kilobyte of the bound when there is one (so
+// no statement is cut in two), else at a character boundary.
+func textPrefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	cut := s[:n]
+	if i := max(strings.LastIndexByte(cut, '\n'), strings.LastIndex(cut, ". ")+1); i > 0 && i >= n-1024 {
+		return s[:i]
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // demographics are age and sex limits read from text.
 type demographics struct {
 	minAge, maxAge float64
@@ -156,6 +210,7 @@ type demographics struct {
 // decide: children/pediatric only → under 18, adults only → 18 and over.
 // Sex: female or male words without the other sex's.
 func inferDemographics(t *Trial) demographics {
+	t = inferenceView(t)
 	var d demographics
 	apply := func(text string, excl bool) {
 		lo, hi := agesInText(text)

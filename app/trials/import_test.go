@@ -74,7 +74,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-func openDB(t *testing.T) *sql.DB {
+func openDB(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := datasets.OpenReadWrite(context.Background(), filepath.Join(t.TempDir(), "t.sqlite"))
 	if err != nil {
@@ -285,7 +285,7 @@ func FuzzReadJSONL(f *testing.F) {
 	f.Add(`{"_id": "NCT1", "title": "t", "metadata": {"inclusion_criteria": "inclusion criteria: \n\n a", "diseases": "['a, b', \"c\"]"}}`)
 	f.Add(`{"protocolSection": {"identificationModule": {"nctId": "NCT2", "briefTitle": "b"}}}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		_ = readJSONLines(context.Background(), strings.NewReader(s), "f.jsonl", func(tr Trial) error {
+		_ = readJSONLines(context.Background(), strings.NewReader(s), "f.jsonl", nil, func(tr Trial, _ []Cut) error {
 			if err := tr.Validate(); err != nil {
 				t.Fatalf("an invalid trial was passed on: %v", err)
 			}
@@ -298,7 +298,7 @@ func FuzzReadXML(f *testing.F) {
 	f.Add(classicXML)
 	f.Add("<clinical_study><id_info><nct_id>N</nct_id></id_info><brief_title>t</brief_title></clinical_study>")
 	f.Fuzz(func(t *testing.T, s string) {
-		_ = readCTGovXML(context.Background(), strings.NewReader(s), "f.xml", func(tr Trial) error {
+		_ = readCTGovXML(context.Background(), strings.NewReader(s), "f.xml", nil, func(tr Trial, _ []Cut) error {
 			if err := tr.Validate(); err != nil {
 				t.Fatalf("an invalid trial was passed on: %v", err)
 			}

@@ -47,16 +47,32 @@ func (e *RecordError) Error() string {
 // Unwrap returns the cause.
 func (e *RecordError) Unwrap() error { return e.Err }
 
-// finishTrial normalises a parsed record: infers age and sex limits from
-// the text when the record has no structured eligibility fields, and
-// validates it.
-func finishTrial(t *Trial) error {
+// finishTrial normalises a parsed record: cuts its texts and lists to
+// their bounds (returning a Cut, without file and line, for each field
+// cut), infers age and sex limits from the text when the record has no
+// structured eligibility fields, and validates it.
+func finishTrial(t *Trial, lim *readLimits) ([]Cut, error) {
+	cuts := capTrial(t, lim)
 	if t.Sex == "" {
 		d := inferDemographics(t)
 		t.Sex, t.MinAge, t.MaxAge = d.sex, d.minAge, d.maxAge
 		t.DemographicsInferred = d.found
 	}
-	return t.Validate()
+	return cuts, t.Validate()
+}
+
+// recordCuts fills in the file, line and trial id of cuts, and adds those
+// of the JSON strings cut while reading (clip).
+func recordCuts(src string, line int, id string, clip []clipCut, cuts []Cut) []Cut {
+	out := make([]Cut, 0, len(clip)+len(cuts))
+	for _, c := range clip {
+		out = append(out, Cut{Field: c.field, Bytes: c.bytes, Kept: c.kept})
+	}
+	out = append(out, cuts...)
+	for i := range out {
+		out[i].File, out[i].Line, out[i].ID = src, line, id
+	}
+	return out
 }
 
 // supportedExt reports whether a file name has an extension the reader
@@ -135,9 +151,10 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 
 // readPaths reads every trial of the files, directories and zip archives
-// in paths, in order, passing each to fn. read counts the input bytes
-// consumed (for progress; the total is the sum of file sizes).
-func readPaths(ctx context.Context, paths []string, read *atomic.Int64, fn func(Trial) error) (files int, total int64, err error) {
+// in paths, in order, passing each to fn with the fields cut from it. read
+// counts the input bytes consumed (for progress; the total is the sum of
+// file sizes).
+func readPaths(ctx context.Context, paths []string, read *atomic.Int64, fn func(Trial, []Cut) error) (files int, total int64, err error) {
 	inputs, err := listInputs(paths)
 	if err != nil {
 		return 0, 0, err
@@ -149,7 +166,7 @@ func readPaths(ctx context.Context, paths []string, read *atomic.Int64, fn func(
 		if err := ctx.Err(); err != nil {
 			return files, total, err
 		}
-		n, err := readFile(ctx, in.path, read, fn)
+		n, err := readFile(ctx, in.path, read, nil, fn)
 		files += n
 		if err != nil {
 			return files, total, err
@@ -160,21 +177,25 @@ func readPaths(ctx context.Context, paths []string, read *atomic.Int64, fn func(
 
 // readFile reads one file (a zip archive: each supported member), returning
 // the number of record files read.
-func readFile(ctx context.Context, path string, read *atomic.Int64, fn func(Trial) error) (int, error) {
+func readFile(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, fn func(Trial, []Cut) error) (int, error) {
 	if strings.EqualFold(filepath.Ext(path), ".zip") {
-		return readZip(ctx, path, read, fn)
+		return readZip(ctx, path, read, lim, fn)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("import %s: %w", path, err)
 	}
 	defer f.Close()
-	return 1, readStream(ctx, countingReader{f, read}, path, fn)
+	return 1, readStream(ctx, countingReader{f, read}, path, lim, fn)
 }
 
 // readZip reads the supported members of a zip archive in name order. The
-// compressed bytes of each member count as read once it is done.
-func readZip(ctx context.Context, path string, read *atomic.Int64, fn func(Trial) error) (int, error) {
+// compressed bytes of each member count as read once it is done. A member
+// that unpacks to more than its bound (readLimits.memberBytes: a "zip
+// bomb") is refused before it is read; archive/zip stops a member that
+// unpacks to more than its header says, and the reading is bounded by the
+// bound as well.
+func readZip(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, fn func(Trial, []Cut) error) (int, error) {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		return 0, fmt.Errorf("import %s: not a readable zip archive: %w", path, err)
@@ -192,11 +213,19 @@ func readZip(ctx context.Context, path string, read *atomic.Int64, fn func(Trial
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
+		bound := lim.memberBytes(m.CompressedSize64)
+		if m.UncompressedSize64 > bound {
+			return n, zipBombErr(path, m.Name, m.UncompressedSize64, m.CompressedSize64)
+		}
 		rc, err := m.Open()
 		if err != nil {
 			return n, fmt.Errorf("import %s!%s: %w", path, m.Name, err)
 		}
-		err = readStream(ctx, rc, path+"!"+m.Name, fn)
+		err = readStream(ctx, &boundedReader{r: rc, left: int64(bound), err: zipBombErr(path, m.Name, bound+1, m.CompressedSize64)},
+			path+"!"+m.Name, lim, fn)
+		if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrChecksum) {
+			err = fmt.Errorf("import %s!%s: the archive member is damaged (%w): it does not unpack as its header says", path, m.Name, err)
+		}
 		rc.Close()
 		read.Add(int64(m.CompressedSize64))
 		n++
@@ -212,7 +241,7 @@ func readZip(ctx context.Context, path string, read *atomic.Int64, fn func(Trial
 
 // readStream reads one file's records, choosing the parser by extension and
 // first byte: "<" XML, "[" or a multi-line "{" JSON document, else JSONL.
-func readStream(ctx context.Context, r io.Reader, name string, fn func(Trial) error) error {
+func readStream(ctx context.Context, r io.Reader, name string, lim *readLimits, fn func(Trial, []Cut) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(4096)
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
@@ -221,13 +250,13 @@ func readStream(ctx context.Context, r io.Reader, name string, fn func(Trial) er
 	case len(head) == 0:
 		return &RecordError{File: name, Err: errors.New("the file is empty")}
 	case head[0] == '<':
-		return readCTGovXML(ctx, br, name, fn)
+		return readCTGovXML(ctx, br, name, lim, fn)
 	case head[0] == '[':
-		return readJSONDocument(ctx, br, name, fn)
+		return readJSONDocument(ctx, br, name, lim, fn)
 	case head[0] == '{' && (ext == ".json" && !isOneLineJSON(head)):
-		return readJSONDocument(ctx, br, name, fn)
+		return readJSONDocument(ctx, br, name, lim, fn)
 	case head[0] == '{':
-		return readJSONLines(ctx, br, name, fn)
+		return readJSONLines(ctx, br, name, lim, fn)
 	}
 	return &RecordError{File: name, Err: errors.New("not a ClinicalTrials.gov XML or JSON file, nor JSON lines")}
 }
@@ -241,4 +270,34 @@ func isOneLineJSON(head []byte) bool {
 	}
 	line = bytes.TrimSpace(line)
 	return len(line) > 1 && line[len(line)-1] == '}' && bytes.Count(head, []byte("\n{")) > 0
+}
+
+// zipBombErr says that an archive member unpacks to far more than it
+// takes.
+func zipBombErr(path, member string, size, compressed uint64) error {
+	return fmt.Errorf("import %s!%s: the archive member unpacks to %s or more from %s: this looks like a zip bomb, not trial records "+
+		"(unpack the archive yourself and import its files if you trust it)",
+		path, member, sizeText(int64(min(size, 1<<62))), sizeText(int64(min(compressed, 1<<62))))
+}
+
+// boundedReader fails with err once more than left bytes were read.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left+1] // one more byte tells a member of exactly the bound from a larger one
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, b.err
+	}
+	return n, err
 }

@@ -188,12 +188,19 @@ func jsonRecord(raw []byte) (Trial, error) {
 }
 
 // readJSONLines reads one JSON record per line (TrialGPT, BIRCO, or API
-// v2 studies), passing each trial to fn. Errors name the line.
-func readJSONLines(ctx context.Context, r io.Reader, src string, fn func(Trial) error) error {
+// v2 studies), passing each trial to fn. Each line streams through a
+// jsonClip: its long strings are cut as they are read, so a line of any
+// length takes the memory of its cut form, and a line larger than the
+// record bound even so is refused. Errors name the line.
+func readJSONLines(ctx context.Context, r io.Reader, src string, lim *readLimits, fn func(Trial, []Cut) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
+	clip := &jsonClip{max: lim.fieldBytes()}
 	line, n := 0, 0
 	for {
-		raw, err := br.ReadBytes('\n')
+		raw, eof, err := clipLine(br, clip, lim.recordBytes())
+		if err != nil {
+			return &RecordError{File: src, Line: line + 1, ID: peekID(raw), Err: err}
+		}
 		if len(raw) > 0 {
 			line++
 			if line%256 == 0 {
@@ -208,20 +215,18 @@ func readJSONLines(ctx context.Context, r io.Reader, src string, fn func(Trial) 
 					return &RecordError{File: src, Line: line, ID: peekID(raw), Err: perr}
 				}
 				t.Source = src
-				if ferr := finishTrial(&t); ferr != nil {
+				cuts, ferr := finishTrial(&t, lim)
+				if ferr != nil {
 					return &RecordError{File: src, Line: line, ID: t.ID, Err: ferr}
 				}
 				n++
-				if ferr := fn(t); ferr != nil {
+				if ferr := fn(t, recordCuts(src, line, t.ID, clip.cuts, cuts)); ferr != nil {
 					return ferr
 				}
 			}
 		}
-		if errors.Is(err, io.EOF) {
+		if eof {
 			break
-		}
-		if err != nil {
-			return &RecordError{File: src, Line: line + 1, Err: err}
 		}
 	}
 	if n == 0 {
@@ -232,29 +237,41 @@ func readJSONLines(ctx context.Context, r io.Reader, src string, fn func(Trial) 
 
 // readJSONDocument reads a .json file: one API v2 study, an array of
 // studies, or an API page {"studies": [...]} (streamed element by element).
-func readJSONDocument(ctx context.Context, r io.Reader, src string, fn func(Trial) error) error {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
+// The text streams through a jsonClip (long strings are cut as they are
+// read), and a record larger than the record bound even so is refused.
+func readJSONDocument(ctx context.Context, r io.Reader, src string, lim *readLimits, fn func(Trial, []Cut) error) error {
+	cr := newClipReader(r, lim.fieldBytes(), lim.recordBytes())
+	dec := json.NewDecoder(cr)
 	n := 0
+	invalid := func(line int, err error) error {
+		if errors.Is(err, errRecordTooLarge) {
+			return &RecordError{File: src, Line: line, Err: err}
+		}
+		return &RecordError{File: src, Line: line, Err: fmt.Errorf("invalid JSON: %w", err)}
+	}
 	emit := func(raw json.RawMessage) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n++
+		clipped := cr.c.takeCuts(dec.InputOffset())
+		cr.mark = dec.InputOffset()
 		t, err := jsonRecord(raw)
 		if err != nil {
 			return &RecordError{File: src, Line: n, ID: peekID(raw), Err: err}
 		}
 		t.Source = src
-		if err := finishTrial(&t); err != nil {
+		cuts, err := finishTrial(&t, lim)
+		if err != nil {
 			return &RecordError{File: src, Line: n, ID: t.ID, Err: err}
 		}
-		return fn(t)
+		return fn(t, recordCuts(src, n, t.ID, clipped, cuts))
 	}
 	streamArray := func() error {
 		for dec.More() {
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
-				return &RecordError{File: src, Line: n + 1, Err: fmt.Errorf("invalid JSON: %w", err)}
+				return invalid(n+1, err)
 			}
 			if err := emit(raw); err != nil {
 				return err
@@ -265,7 +282,7 @@ func readJSONDocument(ctx context.Context, r io.Reader, src string, fn func(Tria
 	}
 	tok, err := dec.Token()
 	if err != nil {
-		return &RecordError{File: src, Err: fmt.Errorf("invalid JSON: %w", err)}
+		return invalid(0, err)
 	}
 	switch tok {
 	case json.Delim('['):
@@ -277,7 +294,7 @@ func readJSONDocument(ctx context.Context, r io.Reader, src string, fn func(Tria
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return &RecordError{File: src, Err: fmt.Errorf("invalid JSON: %w", err)}
+				return invalid(0, err)
 			}
 			key, _ := kt.(string)
 			if key == "studies" {
@@ -291,7 +308,7 @@ func readJSONDocument(ctx context.Context, r io.Reader, src string, fn func(Tria
 			}
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
-				return &RecordError{File: src, Err: fmt.Errorf("invalid JSON: %w", err)}
+				return invalid(0, err)
 			}
 			fields[key] = raw
 		}
@@ -313,7 +330,7 @@ func readJSONDocument(ctx context.Context, r io.Reader, src string, fn func(Tria
 // peekID finds a record's identifier for an error message, however broken
 // the rest is.
 func peekID(raw []byte) string {
-	s := string(raw)
+	s := string(raw[:min(len(raw), 64<<10)]) // an id is near the start
 	for _, key := range []string{`"nctId"`, `"_id"`, `"nct_id"`} {
 		i := strings.Index(s, key)
 		if i < 0 {

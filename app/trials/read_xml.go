@@ -37,18 +37,27 @@ type ctgovXML struct {
 
 // readCTGovXML streams the <clinical_study> elements of r (one per file in
 // the registry's downloads; any number is accepted) and passes each trial
-// to fn.
-func readCTGovXML(ctx context.Context, r io.Reader, src string, fn func(Trial) error) error {
-	dec := xml.NewDecoder(r)
+// to fn. A record larger than the record bound is refused (the XML
+// decoder holds a text in memory whole, so texts cannot be cut as they
+// stream; they are cut once read).
+func readCTGovXML(ctx context.Context, r io.Reader, src string, lim *readLimits, fn func(Trial, []Cut) error) error {
+	budget := &boundedReader{r: r, left: int64(lim.recordBytes()), err: recordTooLarge(lim.recordBytes())}
+	dec := xml.NewDecoder(budget)
 	dec.Strict = false
 	n := 0
+	invalid := func(line int, err error) error {
+		if errors.Is(err, errRecordTooLarge) {
+			return &RecordError{File: src, Line: line, Err: err}
+		}
+		return &RecordError{File: src, Line: line, Err: fmt.Errorf("invalid XML: %w", err)}
+	}
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return &RecordError{File: src, Line: lineOf(dec), Err: fmt.Errorf("invalid XML: %w", err)}
+			return invalid(lineOf(dec), err)
 		}
 		se, ok := tok.(xml.StartElement)
 		if !ok || se.Name.Local != "clinical_study" {
@@ -60,15 +69,17 @@ func readCTGovXML(ctx context.Context, r io.Reader, src string, fn func(Trial) e
 		line := lineOf(dec)
 		var rec ctgovXML
 		if err := dec.DecodeElement(&rec, &se); err != nil {
-			return &RecordError{File: src, Line: line, Err: fmt.Errorf("invalid XML: %w", err)}
+			return invalid(line, err)
 		}
+		budget.left = int64(lim.recordBytes()) // the next record's
 		n++
 		t := rec.trial()
 		t.Source = src
-		if err := finishTrial(&t); err != nil {
+		cuts, err := finishTrial(&t, lim)
+		if err != nil {
 			return &RecordError{File: src, Line: line, ID: t.ID, Err: err}
 		}
-		if err := fn(t); err != nil {
+		if err := fn(t, recordCuts(src, line, t.ID, nil, cuts)); err != nil {
 			return err
 		}
 	}

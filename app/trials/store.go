@@ -106,6 +106,11 @@ type ImportResult struct {
 	// Elapsed is the whole import; IndexTime the final index optimisation
 	// (the index is otherwise built while the records are inserted).
 	Elapsed, IndexTime time.Duration
+	// CutFields is the number of fields cut to their bound (a text longer
+	// than any a registry allows, a list of thousands of items); Cuts
+	// describes the first of them (at most 100).
+	CutFields int
+	Cuts      []Cut
 }
 
 // Import reads the trials of paths (ClinicalTrials.gov classic XML or API
@@ -160,10 +165,24 @@ func Import(ctx context.Context, db *sql.DB, paths []string, opts ImportOptions)
 		total += in.size
 	}
 	for _, in := range inputs {
-		n, err := readFile(ctx, in.path, &read, func(t Trial) error {
+		n, err := readFile(ctx, in.path, &read, nil, func(t Trial, cuts []Cut) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			replaced, err := w.put(ctx, &t)
 			if err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					// A cancellation closes the transaction's statements
+					// under the insert: report the cancellation.
+					return fmt.Errorf("%w (%v)", cerr, err)
+				}
 				return &RecordError{File: t.Source, ID: t.ID, Err: err}
+			}
+			res.CutFields += len(cuts)
+			for _, c := range cuts {
+				if len(res.Cuts) < maxCutNotes {
+					res.Cuts = append(res.Cuts, c)
+				}
 			}
 			res.Trials++
 			res.Criteria += len(t.Inclusion) + len(t.Exclusion)
@@ -200,7 +219,11 @@ func Import(ctx context.Context, db *sql.DB, paths []string, opts ImportOptions)
 	res.Elapsed = time.Since(start)
 	if opts.Logger != nil {
 		opts.Logger.Info("trials imported", "trials", res.Trials, "replaced", res.Replaced, "files", res.Files,
-			"total", res.Total, "index_bytes", res.IndexBytes, "elapsed_ms", res.Elapsed.Milliseconds(), "index_ms", res.IndexTime.Milliseconds())
+			"total", res.Total, "index_bytes", res.IndexBytes, "elapsed_ms", res.Elapsed.Milliseconds(), "index_ms", res.IndexTime.Milliseconds(),
+			"cut_fields", res.CutFields)
+		for _, c := range res.Cuts {
+			opts.Logger.Warn("trial field cut at import", "file", c.File, "line", c.Line, "id", c.ID, "field", c.Field, "bytes", c.Bytes, "kept", c.Kept)
+		}
 	}
 	return res, nil
 }

@@ -93,11 +93,17 @@ type Trial struct {
 	Source string `json:"source,omitempty"`
 }
 
+// maxIDBytes bounds a trial identifier (an NCT number has 11 characters,
+// those of other registries a few dozen).
+const maxIDBytes = 100
+
 // Validate checks a trial before it is stored.
 func (t *Trial) Validate() error {
 	var problems []string
 	if strings.TrimSpace(t.ID) == "" {
 		problems = append(problems, "it has no identifier")
+	} else if len(t.ID) > maxIDBytes {
+		problems = append(problems, fmt.Sprintf("its identifier is longer than %d characters", maxIDBytes))
 	}
 	if t.Title == "" && t.Summary == "" && t.Description == "" && len(t.Conditions) == 0 {
 		problems = append(problems, "it has no title, summary, description or condition")
