@@ -204,8 +204,8 @@ var ErrDemoExists = errors.New("the demo data already exists (use --force to rec
 // workbook (temp file + rename: an error or cancel leaves no file).
 func ExportResult(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, progress func(rows int64)) (export.Summary, error) {
 	table := export.Table{Name: "Results", Columns: res.ColumnNames(), Rows: resultRows(res)}
-	if res.Truncated {
-		prov.Add("Truncated", fmt.Sprintf("yes: only the first %d rows were returned by the query", len(res.Rows)))
+	if n := res.Notice(); n != "" {
+		prov.Add("Truncated", "yes: "+n)
 	}
 	return export.WriteWorkbook(ctx, path, []export.Table{table}, prov, export.Options{Progress: progress})
 }

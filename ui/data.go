@@ -289,9 +289,11 @@ func (s *DataScreen) RunSQL(query string) {
 // resultSummary describes a result: rows, time and the truncation notice.
 func resultSummary(res *datasets.Result, maxRows int) string {
 	msg := fmt.Sprintf("%s rows · %s", formatCount(int64(len(res.Rows))), res.Elapsed.Round(time.Millisecond))
-	if res.Truncated {
-		msg += fmt.Sprintf("\nTruncated: the result has more than %s rows; only the first %s are shown. Narrow the query or raise the row cap in Settings.",
-			formatCount(int64(maxRows)), formatCount(int64(len(res.Rows))))
+	if n := res.Notice(); n != "" {
+		msg += "\nTruncated: " + n
+		if res.TruncatedBy == datasets.CapRows {
+			msg += fmt.Sprintf(" Narrow the query or raise the row cap (%s) in Settings.", formatCount(int64(maxRows)))
+		}
 	}
 	return msg
 }

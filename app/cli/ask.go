@@ -152,10 +152,10 @@ func writeAnswerText(w io.Writer, ans *cohort.Answer, streamed bool) {
 		if len(ans.Result.Rows) > askRows {
 			note = fmt.Sprintf(" (first %d shown)", askRows)
 		}
-		if ans.Result.Truncated {
-			note += " (truncated at the row cap)"
-		}
 		fmt.Fprintf(w, "%d rows%s\n", len(ans.Result.Rows), note)
+		if n := ans.Result.Notice(); n != "" {
+			fmt.Fprintln(w, n)
+		}
 	}
 	fmt.Fprintf(w, "\n%s · %d model calls · %d tokens · %s\n", ans.Status, ans.Calls(), ans.Usage.Tokens(), ans.Elapsed.Round(time.Millisecond))
 }

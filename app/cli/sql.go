@@ -61,10 +61,13 @@ write, change the schema, attach files or run several statements is refused.`,
 				return err
 			}
 			note := ""
-			if res.Truncated {
+			if res.Truncated && res.TruncatedBy == datasets.CapRows {
 				note = " (truncated: more rows exist; raise --max-rows or narrow the query)"
 			}
 			fmt.Fprintf(f.Err, "%d rows in %s%s\n", len(res.Rows), res.Elapsed.Round(time.Millisecond), note)
+			if n := res.Notice(); n != "" {
+				fmt.Fprintln(f.Err, n)
+			}
 			return nil
 		},
 	}
