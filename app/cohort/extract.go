@@ -5,6 +5,8 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+
+	"github.com/clinsight/clinsight/datasets"
 )
 
 // ErrNoSQL is returned by ExtractSQL when a reply holds no SQL statement.
@@ -100,43 +102,23 @@ func sqlFromJSON(text string) (string, bool) {
 	return "", false
 }
 
-// firstStatement returns text up to its first semicolon outside quotes and
-// comments, or up to a blank line followed by prose, trimmed.
+// firstStatement returns text up to its first semicolon outside strings,
+// identifiers and comments (as SQLite's tokenizer finds them), or up to a
+// blank line followed by prose, trimmed.
 func firstStatement(text string) string {
 	end := len(text)
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			j := i + 1
-			for j < len(text) {
-				if text[j] == c {
-					if j+1 < len(text) && text[j+1] == c {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			i = j
-		case c == '-' && i+1 < len(text) && text[i+1] == '-':
-			for i < len(text) && text[i] != '\n' {
-				i++
-			}
-		case c == ';':
-			end = i
-			i = len(text)
-		case c == '\n' && strings.HasPrefix(text[i:], "\n\n"):
-			rest := strings.TrimLeft(text[i:], "\n\r\t ")
-			if !looksLikeSQL(rest) {
-				end = i
-				i = len(text)
-			}
+	prev := 0
+	for _, t := range datasets.TokenizeSQL(text) {
+		if k := strings.Index(text[prev:t.Start], "\n\n"); k >= 0 &&
+			!looksLikeSQL(strings.TrimLeft(text[prev+k:], "\n\r\t ")) {
+			end = prev + k
+			break
 		}
-	}
-	if end > len(text) {
-		end = len(text)
+		if t.Kind == datasets.TokenSemicolon {
+			end = t.Start
+			break
+		}
+		prev = t.End
 	}
 	return strings.TrimSpace(text[:end])
 }
