@@ -18,7 +18,8 @@ import (
 //
 //   - the wait for the start of an answer (after the request was sent) is
 //     bounded by Config.HeaderTimeout for model work and Config.InfoTimeout
-//     for quick questions;
+//     for quick questions, and so is a pause while the request is sent (a
+//     server that stops reading it);
 //   - a pause in the middle of an answer is bounded by Config.IdleTimeout
 //     (a timer re-armed before each read of the body cancels the request
 //     when it fires);
@@ -126,6 +127,16 @@ func headerTimeoutError(host string, b bounds) *Error {
 	}
 }
 
+// sendStallError is the error for a request the server stopped accepting.
+func sendStallError(host string, b bounds) *Error {
+	return &Error{
+		Kind: Timeout,
+		Message: fmt.Sprintf("the model server at %s stopped accepting the %s request for %s before it was sent completely: it may be overloaded or stuck; try again, or check the server",
+			host, b.op, b.header),
+		Err: fmt.Errorf("request not written within %s", b.header),
+	}
+}
+
 // idleTimeoutError is the error for an answer that stopped in the middle.
 func idleTimeoutError(host string, b bounds) *Error {
 	return &Error{
@@ -225,13 +236,26 @@ func (w *watchdog) fired() error {
 func (t watchingTransport) guard(r *http.Request, b bounds, w *bodyWatch) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	dog := &watchdog{cancel: cancel}
+	send := r
 	if b.header > 0 {
-		headerErr := headerTimeoutError(t.host, b)
+		// Sending: the countdown starts now and restarts whenever the
+		// transport takes more of the body, so a server that stops
+		// reading the request is given up, however large the request
+		// (an upload of a model file keeps it going). Then waiting: a
+		// fresh countdown once the request is written.
+		headerErr, sendErr := headerTimeoutError(t.host, b), sendStallError(t.host, b)
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			WroteRequest: func(httptrace.WroteRequestInfo) { dog.arm(b.header, headerErr) },
 		})
+		send = r.WithContext(ctx)
+		if r.Body != nil && r.Body != http.NoBody {
+			send.Body = &sendingBody{ReadCloser: r.Body, progress: func() { dog.arm(b.header, sendErr) }}
+		}
+		dog.arm(b.header, sendErr)
+	} else {
+		send = r.WithContext(ctx)
 	}
-	resp, err := t.base.RoundTrip(r.WithContext(ctx))
+	resp, err := t.base.RoundTrip(send)
 	dog.disarm()
 	if fe := dog.fired(); fe != nil {
 		if err == nil {
@@ -246,6 +270,19 @@ func (t watchingTransport) guard(r *http.Request, b bounds, w *bodyWatch) (*http
 	}
 	resp.Body = &guardedBody{body: resp.Body, b: b, dog: dog, cancel: cancel, w: w, host: t.host}
 	return resp, nil
+}
+
+// sendingBody reports each read of a request body: the transport reads
+// the next piece when it has written the previous one.
+type sendingBody struct {
+	io.ReadCloser
+	progress func()
+}
+
+// Read implements io.Reader.
+func (s *sendingBody) Read(p []byte) (int, error) {
+	s.progress()
+	return s.ReadCloser.Read(p)
 }
 
 // guardedBody enforces the idle timeout and the size bounds while a body is

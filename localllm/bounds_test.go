@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -246,5 +247,44 @@ func TestBoundsDoNotHideCancel(t *testing.T) {
 	_, err := c.Chat(ctx, localllm.ChatRequest{Model: chatModel, Messages: userMsg("hi")}, func(string) { cancel() })
 	if !errors.Is(err, context.Canceled) && localllm.KindOf(err) != localllm.Cancelled {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestServerNeverReadsRequest: a server that accepts the connection but
+// never reads the request (so a large request cannot be sent) is given up
+// after the header timeout too, not waited for forever.
+func TestServerNeverReadsRequest(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // never read, never answered
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	})
+	c, err := localllm.New(localllm.Config{Host: "http://" + l.Addr().String(), HeaderTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("patient row with lab values; ", 1<<20) // 29 MiB: more than the socket buffers hold
+	err = callWithDeadline(t, func(ctx context.Context) error {
+		_, err := c.Chat(ctx, localllm.ChatRequest{Model: chatModel, Messages: userMsg(big)}, nil)
+		return err
+	})
+	e := wantKind(t, err, localllm.Timeout)
+	if !strings.Contains(e.Message, "stopped accepting") || !strings.Contains(e.Message, "200ms") {
+		t.Errorf("message %q", e.Message)
 	}
 }

@@ -62,8 +62,8 @@ type Config struct {
 	// 0 means [DefaultJSONRetries], a negative value means no retry.
 	JSONRetries int
 	// HeaderTimeout bounds the wait for the first byte of the answer to a
-	// chat, embedding, download or import request; 0 means
-	// [DefaultHeaderTimeout].
+	// chat, embedding, download or import request, and a pause while such
+	// a request is sent; 0 means [DefaultHeaderTimeout].
 	HeaderTimeout time.Duration
 	// InfoTimeout bounds the wait for the first byte of the answer to a
 	// version, model list, model details or blob check request; 0 means
