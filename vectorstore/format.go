@@ -10,10 +10,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // The collection file format; see the package documentation.
@@ -306,61 +307,52 @@ func decodeCollection(r io.Reader, size int64) (fileHeader, []*record, error) {
 	return h, recs, nil
 }
 
-// writeAtomic writes a file through write: into a temporary file of the same
+// writeAtomic writes a file through write with Clinsight's one atomic
+// writer (internal/atomicfile): into a temporary file of the same
 // directory, fsynced, then renamed over path. On any error the old file (if
 // any) is untouched and the temporary file removed. wrap, if not nil, wraps
 // the file's writer (a test hook to inject failures).
-func writeAtomic(path string, wrap func(io.Writer) io.Writer, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPrefix(filepath.Base(path)))
+func writeAtomic(path string, wrap func(io.Writer) io.Writer, write func(io.Writer) error) error {
+	f, err := atomicfile.Create(path, 0o600)
 	if err != nil {
-		return fmt.Errorf("creating temporary file: %w", err)
+		return err
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
+	defer f.Discard()
 	var w io.Writer = f
 	if wrap != nil {
 		w = wrap(w)
 	}
-	if err := write(w); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := write(bw); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp, err)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("renaming %s: %w", tmp, err)
-	}
-	syncDir(dir)
-	return nil
+	return f.Commit()
 }
 
-// tempPrefix is the pattern prefix of the temporary files of a collection
-// file base name; Open removes leftovers of an interrupted write.
-func tempPrefix(base string) string { return "." + base + ".tmp-" }
+// legacyTempPrefix is the pattern prefix of the temporary files that
+// earlier versions wrote for a collection file base name. Their writers held
+// no lock, so Open removes one only when it is old enough that no writer
+// can still be at work on it (legacyTempAge); temporary files of the
+// current writer are cleaned by internal/atomicfile under its lock rule.
+func legacyTempPrefix(base string) string { return "." + base + ".tmp-" }
 
-// isTempFile reports whether a directory entry is a leftover temporary file.
-func isTempFile(name string) bool {
+// legacyTempAge is the age after which a legacy temporary file counts as
+// abandoned: far longer than any collection write takes.
+const legacyTempAge = time.Hour
+
+// isLegacyTempFile reports whether a directory entry is a temporary file of
+// an earlier version's writer.
+func isLegacyTempFile(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, fileExt+".tmp-")
 }
 
-// syncDir makes a rename durable. It is best effort: some systems (Windows)
-// cannot open or sync a directory.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
+// isTempFile reports whether a directory entry is a temporary file of a
+// collection write, of this version or an earlier one.
+func isTempFile(name string) bool {
+	return isLegacyTempFile(name) || (strings.HasPrefix(name, atomicfile.Prefix) && strings.Contains(name, fileExt))
 }
 
 // readCollectionFile loads one collection file.

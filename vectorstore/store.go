@@ -152,9 +152,17 @@ func Open(dir string, opts Options) (*Store, error) {
 	for _, e := range entries {
 		name := e.Name()
 		if isTempFile(name) {
-			// Left over by a write that was interrupted: the collection file
-			// itself was not touched.
-			_ = os.Remove(filepath.Join(dir, name))
+			// Left over by a write that was interrupted (the collection file
+			// itself was not touched), or being written right now by another
+			// process sharing the workspace. Temporary files of the current
+			// writer are removed by internal/atomicfile on the next write,
+			// and only once no live writer holds them; an earlier version's
+			// leftovers only once they are too old to be in use.
+			if isLegacyTempFile(name) {
+				if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > legacyTempAge {
+					_ = os.Remove(filepath.Join(dir, name))
+				}
+			}
 			continue
 		}
 		if e.IsDir() || !strings.HasSuffix(name, fileExt) {

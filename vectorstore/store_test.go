@@ -15,6 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // corpus is a small clinical corpus for the lexical embedder.
@@ -639,18 +642,46 @@ func assertNoTempFiles(t *testing.T, dir string) {
 	}
 }
 
-func TestOpenRemovesLeftoverTempFiles(t *testing.T) {
+// Open removes an earlier version's abandoned temporary file, but never one
+// that may still be being written: a fresh one (another process sharing the
+// workspace may be saving that collection right now) or one of the current
+// writer, which internal/atomicfile cleans under its lock rule.
+func TestOpenRemovesOnlyAbandonedTempFiles(t *testing.T) {
 	dir := t.TempDir()
-	tmp := filepath.Join(dir, tempPrefix("kb"+fileExt)+"123")
-	if err := os.WriteFile(tmp, []byte("half a file"), 0o600); err != nil {
+	old := filepath.Join(dir, legacyTempPrefix("kb"+fileExt)+"123")
+	fresh := filepath.Join(dir, legacyTempPrefix("kb"+fileExt)+"456")
+	for _, p := range []string{old, fresh} {
+		if err := os.WriteFile(p, []byte("half a file"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * legacyTempAge)
+	if err := os.Chtimes(old, past, past); err != nil {
 		t.Fatal(err)
 	}
+	// A write in progress in this process: its temporary file exists until
+	// Commit.
+	inProgress, err := atomicfile.Create(filepath.Join(dir, "other"+fileExt), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inProgress.Discard()
+
 	s := openStore(t, dir, Options{})
-	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("leftover temporary file not removed: %v", err)
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("abandoned temporary file not removed: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temporary file (maybe being written) was removed: %v", err)
+	}
+	if _, err := os.Stat(inProgress.Name()); err != nil {
+		t.Errorf("the temporary file of a write in progress was removed: %v", err)
 	}
 	if len(s.Collections()) != 0 {
 		t.Errorf("Collections() = %+v", s.Collections())
+	}
+	if _, err := inProgress.Write([]byte("x")); err != nil {
+		t.Fatal(err)
 	}
 }
 
