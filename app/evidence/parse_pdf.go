@@ -79,7 +79,14 @@ func PDFText(ctx context.Context, r io.ReaderAt, size int64) (text string, err e
 			text, err = "", fmt.Errorf("the PDF cannot be read (%v): save it again from a PDF viewer, or import the article as text", p)
 		}
 	}()
-	rd, err := pdf.NewReader(&ctxReaderAt{ctx: ctx, r: r}, size)
+	ra := &ctxReaderAt{ctx: ctx, r: r}
+	if err := checkXref(ra, size); err != nil {
+		if ctx.Err() != nil {
+			return "", ctxCause(ctx)
+		}
+		return "", err
+	}
+	rd, err := pdf.NewReader(ra, size)
 	if ctx.Err() != nil {
 		return "", ctxCause(ctx)
 	}
@@ -295,12 +302,34 @@ func checkPageSize(ctx context.Context, pg pdf.Page) error {
 		if s.Kind() != pdf.Stream {
 			continue
 		}
+		if err := streamColumns(s); err != nil {
+			return err
+		}
 		n, err := inflatedSize(ctx, s, maxPDFPageBytes-total)
 		if err != nil {
 			return err
 		}
 		if total += n; total > maxPDFPageBytes {
 			return fmt.Errorf("the page's content is larger than %d MB once decompressed; %w", maxPDFPageBytes>>20, errPDFDamaged)
+		}
+	}
+	return nil
+}
+
+// streamColumns refuses a stream whose PNG predictor has more columns
+// than maxPDFColumns (the PDF library allocates a row of that size).
+func streamColumns(s pdf.Value) error {
+	parms := s.Key("DecodeParms")
+	each := []pdf.Value{parms}
+	if parms.Kind() == pdf.Array {
+		each = each[:0]
+		for i := range min(parms.Len(), 16) {
+			each = append(each, parms.Index(i))
+		}
+	}
+	for _, p := range each {
+		if c := p.Key("Columns"); c.Kind() == pdf.Integer && (c.Int64() < 0 || c.Int64() > maxPDFColumns) {
+			return damagedPDF("the PDF has a stream of %d columns", c.Int64())
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -311,4 +312,185 @@ func importWithin(t *testing.T, file string, opts ImportOptions, db *sql.DB) err
 		t.Fatalf("importing %s did not return, even after its deadline", filepath.Base(file))
 		return nil
 	}
+}
+
+// xrefStreamPDF assembles a PDF with a cross-reference stream (Flate,
+// PNG Up predictor) and an object stream: objs are the objects 1, 2, ...;
+// those whose number is in packed are stored in an object stream (an
+// extra object); edit changes the cross-reference entries and the two
+// streams' dictionaries before they are written.
+type xrefEdit struct {
+	entries   func(e [][3]uint64) // type, field 2, field 3 per object
+	objStm    string              // extra entries of the object stream's dictionary
+	xrefDict  string              // extra entries of the cross-reference stream's dictionary
+	replaceW  string              // replaces "/W [1 4 2]"
+	replaceSz string              // replaces the /Size entry
+}
+
+func xrefStreamPDF(objs []string, packed map[int]bool, ed xrefEdit) []byte {
+	deflate := func(b []byte) []byte {
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		zw.Write(b)
+		zw.Close()
+		return z.Bytes()
+	}
+	stmID := len(objs) + 1
+	xrefID := len(objs) + 2
+	entries := make([][3]uint64, xrefID+1)
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.5\n")
+	var header, body bytes.Buffer
+	k := 0
+	for i, o := range objs {
+		id := i + 1
+		if packed[id] {
+			fmt.Fprintf(&header, "%d %d ", id, body.Len())
+			body.WriteString(o + "\n")
+			entries[id] = [3]uint64{2, uint64(stmID), uint64(k)}
+			k++
+			continue
+		}
+		entries[id] = [3]uint64{1, uint64(b.Len()), 0}
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", id, o)
+	}
+	stm := deflate(append(header.Bytes(), body.Bytes()...))
+	entries[stmID] = [3]uint64{1, uint64(b.Len()), 0}
+	fmt.Fprintf(&b, "%d 0 obj\n<</Type/ObjStm/N %d/First %d/Filter/FlateDecode/Length %d%s>>\nstream\n", stmID, k, header.Len(), len(stm), ed.objStm)
+	b.Write(stm)
+	b.WriteString("\nendstream\nendobj\n")
+	xrefOff := b.Len()
+	entries[xrefID] = [3]uint64{1, uint64(xrefOff), 0}
+	if ed.entries != nil {
+		ed.entries(entries)
+	}
+	// Rows of 1+4+2 bytes, each preceded by the PNG "Up" filter byte.
+	var rows bytes.Buffer
+	prev := make([]byte, 7)
+	for _, e := range entries {
+		row := []byte{byte(e[0]), byte(e[1] >> 24), byte(e[1] >> 16), byte(e[1] >> 8), byte(e[1]), byte(e[2] >> 8), byte(e[2])}
+		rows.WriteByte(2)
+		for i := range row {
+			rows.WriteByte(row[i] - prev[i])
+		}
+		prev = row
+	}
+	data := deflate(rows.Bytes())
+	w, size := "/W [1 4 2]", fmt.Sprintf("/Size %d", len(entries))
+	if ed.replaceW != "" {
+		w = ed.replaceW
+	}
+	if ed.replaceSz != "" {
+		size = ed.replaceSz
+	}
+	fmt.Fprintf(&b, "%d 0 obj\n<</Type/XRef%s%s/Root 1 0 R/Filter/FlateDecode/DecodeParms<</Predictor 12/Columns 7>>/Length %d%s>>\nstream\n",
+		xrefID, size, w, len(data), ed.xrefDict)
+	b.Write(data)
+	fmt.Fprintf(&b, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xrefOff)
+	return b.Bytes()
+}
+
+// goodObjects are a one-page PDF's objects: catalog, pages, page, content,
+// font.
+func goodObjects(content string) []string {
+	return []string{pdfCatalog, "<</Type/Pages/Kids[3 0 R]/Count 1>>",
+		"<</Type/Page/Parent 2 0 R/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>", content, pdfFont}
+}
+
+// TestPDFTextRefusesAllocationBombs gives the reader files whose numbers
+// would make the PDF library allocate gigabytes or recurse without end
+// (each ended the whole process: "fatal error: runtime: out of memory",
+// or a stack overflow) or loop: each is refused as damaged. Files of the
+// same shape with sound numbers read.
+func TestPDFTextRefusesAllocationBombs(t *testing.T) {
+	packed := map[int]bool{1: true, 2: true}
+	good := xrefStreamPDF(goodObjects(textStream("Packed text")), packed, xrefEdit{})
+	if text, err := PDFText(context.Background(), bytes.NewReader(good), int64(len(good))); err != nil || !strings.Contains(text, "Packed text") {
+		t.Fatalf("a PDF with object and cross-reference streams: %q %v", text, err)
+	}
+	classic := string(buildPDF(goodObjects(textStream("Plain text"))...))
+	if text, err := PDFText(context.Background(), strings.NewReader(classic), int64(len(classic))); err != nil || !strings.Contains(text, "Plain text") {
+		t.Fatalf("a plain PDF: %q %v", text, err)
+	}
+	xrefAt := strings.Index(classic, "xref\n")
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write([]byte("\x02BT (x) Tj ET"))
+	zw.Close()
+	flate := z.String()
+	bombs := map[string]struct {
+		pdf  string
+		want string
+	}{
+		"object number 2e9": {strings.Replace(classic, "xref\n0 6\n", "xref\n2000000000 6\n", 1), "lists objects up to 2000000006"},
+		"prev loop": {strings.Replace(classic, "trailer\n<<", fmt.Sprintf("trailer\n<</Prev %d", xrefAt), 1),
+			"cross-reference sections refer to each other in a loop"},
+		"stream size 2e9": {string(xrefStreamPDF(goodObjects(textStream("x")), packed, xrefEdit{replaceSz: "/Size 2000000000"})),
+			"gives /Size 2000000000"},
+		"stream width 2e9": {string(xrefStreamPDF(goodObjects(textStream("x")), packed, xrefEdit{replaceW: "/W [1 2000000000 2]"})),
+			"has a /W of"},
+		"stream index 2e9": {string(xrefStreamPDF(goodObjects(textStream("x")), packed, xrefEdit{xrefDict: "/Index [2000000000 8]"})),
+			"lists objects up to 2000000008"},
+		"object stream in itself": {string(xrefStreamPDF(goodObjects(textStream("x")), packed, xrefEdit{entries: func(e [][3]uint64) {
+			e[6] = [3]uint64{2, 6, 0}
+		}})), "is stored in object 6, which is not a plain object stream"},
+		// The font (object 5) said to be in the object stream, which does
+		// not hold it: the library would search 2^62 entries.
+		"object stream of 2^62 objects": {string(xrefStreamPDF(goodObjects(textStream("x")), packed, xrefEdit{
+			objStm: "/N 4611686018427387904", // a later key wins
+			entries: func(e [][3]uint64) {
+				e[5] = [3]uint64{2, 6, 7}
+			}})), "claims 4611686018427387904 objects"},
+		"object stream predictor 2e9 columns": {string(xrefStreamPDF(goodObjects(textStream("x")), packed, xrefEdit{
+			objStm: "/DecodeParms<</Predictor 12/Columns 2000000000>>"})), "a stream of 2000000000 columns"},
+		"page predictor 2e9 columns": {string(buildPDF(goodObjects(
+			fmt.Sprintf("<</Length %d/Filter/FlateDecode/DecodeParms<</Predictor 12/Columns 2000000000>>>>\nstream\n%s\nendstream", len(flate), flate))...)),
+			"a stream of 2000000000 columns"},
+	}
+	for name, c := range bombs {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := PDFText(ctx, strings.NewReader(c.pdf), int64(len(c.pdf)))
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, errPDFDamaged) {
+					t.Errorf("error %v, want %q", err, c.want)
+				}
+				if ctx.Err() != nil {
+					t.Errorf("refused only by the deadline: %v", err)
+				}
+			case <-ctx.Done():
+				t.Fatal("PDFText did not return before the deadline")
+			}
+		})
+	}
+}
+
+// FuzzPDFText runs the PDF reader on mutated PDFs: it returns (an error
+// or text) within its deadline, never panics and never ends the process.
+func FuzzPDFText(f *testing.F) {
+	f.Add(buildPDF(goodObjects(textStream("Hello"))...))
+	f.Add(xrefStreamPDF(goodObjects(textStream("Packed")), map[int]bool{1: true, 2: true}, xrefEdit{}))
+	for _, c := range hostilePDFs() {
+		f.Add(c.pdf)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			PDFText(ctx, bytes.NewReader(in), int64(len(in)))
+		}()
+		select {
+		case <-done:
+		case <-time.After(40 * time.Second):
+			t.Fatal("PDFText did not return")
+		}
+	})
 }
