@@ -53,9 +53,13 @@ vet:
 staticcheck:
 	CGO_ENABLED=0 $(STATICCHECK) -tags ci,integration ./...
 
-## unit: the whole suite, headless (Fyne's test driver), no GL needed
+## unit: the whole suite, headless (Fyne's test driver), no GL needed; the ui and app
+## packages under the race detector (it needs cgo and gcc, not the GL headers: the ci tag
+## leaves Fyne's GL driver out)
+RACE_PKGS := ./ui/ ./app/
 unit:
-	CGO_ENABLED=0 $(GO) test -tags ci ./...
+	CGO_ENABLED=0 $(GO) test -tags ci $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(RACE_PKGS))")
+	CGO_ENABLED=1 $(GO) test -race -tags ci -timeout 30m $(RACE_PKGS)
 
 ## integration: builds the Ollama server from the Go module proxy into ~/.cache/clinsight
 ## (about 15 minutes the first time, reused afterwards), then runs the real-server tests

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
@@ -24,13 +23,8 @@ func cohortReply(sql string) ollamatest.ChatReply {
 }
 
 func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
-	a := test.NewTempApp(t)
 	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}, ollamatest.Model{Name: "llama3.1:8b"})
-	ws, err := app.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
+	ws := newEmptyWorkspace(t)
 	opts := demo.DefaultOptions()
 	opts.Patients = 60
 	if _, err := ws.InitDemo(context.Background(), opts, false); err != nil {
@@ -39,48 +33,54 @@ func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
 	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL }); err != nil {
 		t.Fatal(err)
 	}
-	mw := NewMainWindow(context.Background(), a, ws, "test")
+	mw := newTestMainWindow(t, ws)
 	s := mw.Cohort
 	waitFor(t, s, 1) // the example questions of the demo source
-	if s.source != "demo" || len(s.examples.Options) == 0 {
-		t.Fatalf("source %q, examples %v", s.source, s.examples.Options)
-	}
 
 	const sql = "SELECT gender, COUNT(*) AS patients FROM patients GROUP BY gender ORDER BY gender"
 	srv.QueueChat(cohortReply(sql), ollamatest.ChatReply{Content: "Women and men are about equally represented, 90% of them old."})
-	s.question.SetText("How many patients of each sex?")
-	test.Tap(s.askBtn)
-	waitFor(t, s, 2)
-	if s.last == nil || s.last.Status != "answered" {
-		t.Fatalf("answer = %+v; status %q", s.last, s.status.Text)
-	}
-	if got := s.answerText(); !strings.Contains(got, "Women and men are about equally represented") || !strings.Contains(got, "90% (unverified)") {
-		t.Errorf("answer text = %q", got)
-	}
-	highlighted := false
-	for _, seg := range s.answer.Segments {
-		if ts, ok := seg.(*widget.TextSegment); ok && ts.Style.ColorName == theme.ColorNameError && strings.HasPrefix(ts.Text, "90%") {
-			highlighted = true
+	onUI(t, func(t testing.TB) {
+		if s.source != "demo" || len(s.examples.Options) == 0 {
+			t.Fatalf("source %q, examples %v", s.source, s.examples.Options)
 		}
-	}
-	if !highlighted {
-		t.Error("the unverified number is not highlighted")
-	}
-	if s.sqlEntry.Text != sql || len(s.tried) != 1 || len(s.retrieved) != 5 {
-		t.Errorf("sql %q, attempts %d, tables %d", s.sqlEntry.Text, len(s.tried), len(s.retrieved))
-	}
-	if s.result.res == nil || len(s.result.res.Rows) != 2 || s.result.res.Rows[0][0] != "F" {
-		t.Fatalf("result = %+v", s.result.res)
-	}
-	if len(s.chart.Objects) != 2 { // title and the bars
-		t.Errorf("chart objects = %d", len(s.chart.Objects))
-	}
-	if s.exportBtn.Disabled() || len(s.history) != 1 {
-		t.Errorf("export disabled %v, history %d", s.exportBtn.Disabled(), len(s.history))
-	}
+		s.question.SetText("How many patients of each sex?")
+		test.Tap(s.askBtn)
+	})
+	waitFor(t, s, 2)
+	var firstCount any
+	onUI(t, func(t testing.TB) {
+		if s.last == nil || s.last.Status != "answered" {
+			t.Fatalf("answer = %+v; status %q", s.last, s.status.Text)
+		}
+		if got := s.answerText(); !strings.Contains(got, "Women and men are about equally represented") || !strings.Contains(got, "90% (unverified)") {
+			t.Errorf("answer text = %q", got)
+		}
+		highlighted := false
+		for _, seg := range s.answer.Segments {
+			if ts, ok := seg.(*widget.TextSegment); ok && ts.Style.ColorName == theme.ColorNameError && strings.HasPrefix(ts.Text, "90%") {
+				highlighted = true
+			}
+		}
+		if !highlighted {
+			t.Error("the unverified number is not highlighted")
+		}
+		if s.sqlEntry.Text != sql || len(s.tried) != 1 || len(s.retrieved) != 5 {
+			t.Errorf("sql %q, attempts %d, tables %d", s.sqlEntry.Text, len(s.tried), len(s.retrieved))
+		}
+		if s.result.res == nil || len(s.result.res.Rows) != 2 || s.result.res.Rows[0][0] != "F" {
+			t.Fatalf("result = %+v", s.result.res)
+		}
+		firstCount = s.result.res.Rows[0][1]
+		if len(s.chart.Objects) != 2 { // title and the bars
+			t.Errorf("chart objects = %d", len(s.chart.Objects))
+		}
+		if s.exportBtn.Disabled() || len(s.history) != 1 {
+			t.Errorf("export disabled %v, history %d", s.exportBtn.Disabled(), len(s.history))
+		}
+	})
 
 	out := filepath.Join(t.TempDir(), "cohort.xlsx")
-	s.ExportCohort(out)
+	onUI(t, func(testing.TB) { s.ExportCohort(out) })
 	waitFor(t, s, 3)
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
@@ -88,7 +88,7 @@ func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
 	}
 	defer wb.Close()
 	rows, _ := wb.GetRows("Cohort")
-	if len(rows) != 3 || rows[0][0] != "gender" || rows[1][0] != "F" || rows[2][0] != "M" || rows[1][1] != fmt.Sprint(s.result.res.Rows[0][1]) {
+	if len(rows) != 3 || rows[0][0] != "gender" || rows[1][0] != "F" || rows[2][0] != "M" || rows[1][1] != fmt.Sprint(firstCount) {
 		t.Errorf("Cohort sheet = %v", rows)
 	}
 	prov, _ := wb.GetRows("Provenance")
@@ -103,21 +103,27 @@ func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
 	}
 
 	// Edit the SQL and re-run it through the same runner.
-	s.sqlEntry.SetText("SELECT COUNT(*) AS n FROM patients")
-	test.Tap(s.runBtn)
+	onUI(t, func(testing.TB) {
+		s.sqlEntry.SetText("SELECT COUNT(*) AS n FROM patients")
+		test.Tap(s.runBtn)
+	})
 	waitFor(t, s, 4)
-	if len(s.result.res.Rows) != 1 || s.result.res.Rows[0][0] != int64(60) || len(s.tried) != 2 || s.tried[1].Source != "user" {
-		t.Errorf("re-run: rows %v, attempts %+v", s.result.res.Rows, s.tried)
-	}
-	s.RunSQL("DROP TABLE patients")
+	onUI(t, func(t testing.TB) {
+		if len(s.result.res.Rows) != 1 || s.result.res.Rows[0][0] != int64(60) || len(s.tried) != 2 || s.tried[1].Source != "user" {
+			t.Errorf("re-run: rows %v, attempts %+v", s.result.res.Rows, s.tried)
+		}
+		s.RunSQL("DROP TABLE patients")
+	})
 	waitFor(t, s, 5)
-	if !strings.Contains(s.status.Text, "refused") {
-		t.Errorf("refused statement: status %q", s.status.Text)
-	}
+	onUI(t, func(t testing.TB) {
+		if !strings.Contains(s.status.Text, "refused") {
+			t.Errorf("refused statement: status %q", s.status.Text)
+		}
+	})
 
 	// A follow-up carries the conversation.
 	srv.QueueChat(cohortReply("SELECT COUNT(*) FROM patients WHERE gender = 'F'"), ollamatest.ChatReply{Content: "Only the women."})
-	s.Ask("now only the women")
+	onUI(t, func(testing.TB) { s.Ask("now only the women") })
 	waitFor(t, s, 6)
 	reqs := srv.ChatRequests()
 	if last := reqs[len(reqs)-2].Messages; !strings.Contains(last[len(last)-1].Content, "Earlier question: How many patients of each sex?") {
@@ -126,27 +132,26 @@ func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
 }
 
 func TestCohortScreenCancel(t *testing.T) {
-	a := test.NewTempApp(t)
+	a := newTestApp(t)
 	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}, ollamatest.Model{Name: "llama3.1:8b"})
 	ws := newTestWorkspace(t)
 	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL }); err != nil {
 		t.Fatal(err)
 	}
-	w := a.NewWindow("cohort")
-	s := NewCohortScreen(context.Background(), ws, w, "test")
-	s.Refresh()
+	var s *CohortScreen
+	onUI(t, func(t testing.TB) {
+		s = NewCohortScreen(t.Context(), ws, a.NewWindow("cohort"), "test")
+		s.Refresh()
+	})
 	waitFor(t, s, 1)
 	srv.QueueChat(ollamatest.ChatReply{Content: `{"category":"answerable","reason":"","sql":"SELECT 1"}`, Fault: ollamatest.Fault{Delay: 5e9}})
-	s.Ask("How many female patients are there?")
-	for srv.Count("POST", "/api/chat") == 0 {
-		waitIdle()
-	}
-	test.Tap(s.cancelBtn)
+	onUI(t, func(testing.TB) { s.Ask("How many female patients are there?") })
+	waitUntil(t, "the question to reach the model", func() bool { return srv.Count("POST", "/api/chat") > 0 })
+	tapOnUI(t, s.cancelBtn)
 	waitFor(t, s, 2)
-	if s.status.Text != "Cancelled." || s.last == nil || s.last.Status != "error" {
-		t.Errorf("status %q, answer %+v", s.status.Text, s.last)
-	}
+	onUI(t, func(t testing.TB) {
+		if s.status.Text != "Cancelled." || s.last == nil || s.last.Status != "error" {
+			t.Errorf("status %q, answer %+v", s.status.Text, s.last)
+		}
+	})
 }
-
-// waitIdle lets background work run for a moment.
-func waitIdle() { time.Sleep(10 * time.Millisecond) }

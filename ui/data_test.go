@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2/test"
 	"github.com/xuri/excelize/v2"
@@ -48,19 +47,6 @@ func newTestWorkspace(t *testing.T) *app.Workspace {
 	return ws
 }
 
-// waitOps waits until the screen has finished at least n asynchronous
-// operations.
-func waitOps(t *testing.T, s *DataScreen, n int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for s.finishedOps() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d operations (finished %d)", n, s.finishedOps())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func tableNames(s *DataScreen) []string {
 	var names []string
 	for _, t := range s.tables {
@@ -70,44 +56,46 @@ func tableNames(s *DataScreen) []string {
 }
 
 func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
-	a := test.NewTempApp(t)
 	ws := newTestWorkspace(t)
 	if err := ws.UpdateConfig(func(c *app.Config) { c.Limits.MaxRows = 2 }); err != nil {
 		t.Fatal(err)
 	}
-	mw := NewMainWindow(context.Background(), a, ws, "test")
-	s := mw.Data
-	waitOps(t, s, 2) // the catalog, then the first table browsed
-	if got := strings.Join(tableNames(s), ","); got != "notes,patients" {
-		t.Fatalf("tables = %s", got)
-	}
-	if s.browseStatus.Text != "notes: 0 rows" {
-		t.Errorf("first table not shown: %q", s.browseStatus.Text)
-	}
-
-	s.tableList.Select(1)
-	waitOps(t, s, 3)
-	// Browse shows up to 1,000 rows whatever the SQL row cap.
-	if s.browse.res == nil || len(s.browse.res.Rows) != 3 || s.browseStatus.Text != "patients: 3 rows" {
-		t.Errorf("browse: status %q", s.browseStatus.Text)
-	}
-
-	s.editor.SetText("SELECT subject_id, gender, admitted FROM patients ORDER BY subject_id")
-	test.Tap(s.runBtn)
-	waitOps(t, s, 4)
-	if !strings.Contains(s.resultStatus.Text, "2 rows") || !strings.Contains(s.resultStatus.Text, "Truncated") {
-		t.Errorf("result status = %q, want 2 rows and the truncation notice", s.resultStatus.Text)
-	}
-	if s.exportBtn.Disabled() {
-		t.Error("export disabled after a result")
-	}
-	if got := s.result.res.Rows[0][2]; got != "2180-01-02 03:04:05" {
-		t.Errorf("timestamp cell = %#v", got)
-	}
+	s := newTestMainWindow(t, ws).Data
+	waitFor(t, s, 2) // the catalog, then the first table browsed
+	onUI(t, func(t testing.TB) {
+		if got := strings.Join(tableNames(s), ","); got != "notes,patients" {
+			t.Fatalf("tables = %s", got)
+		}
+		if s.browseStatus.Text != "notes: 0 rows" {
+			t.Errorf("first table not shown: %q", s.browseStatus.Text)
+		}
+		s.tableList.Select(1)
+	})
+	waitFor(t, s, 3)
+	onUI(t, func(t testing.TB) {
+		// Browse shows up to 1,000 rows whatever the SQL row cap.
+		if s.browse.res == nil || len(s.browse.res.Rows) != 3 || s.browseStatus.Text != "patients: 3 rows" {
+			t.Errorf("browse: status %q", s.browseStatus.Text)
+		}
+		s.editor.SetText("SELECT subject_id, gender, admitted FROM patients ORDER BY subject_id")
+		test.Tap(s.runBtn)
+	})
+	waitFor(t, s, 4)
+	onUI(t, func(t testing.TB) {
+		if !strings.Contains(s.resultStatus.Text, "2 rows") || !strings.Contains(s.resultStatus.Text, "Truncated") {
+			t.Errorf("result status = %q, want 2 rows and the truncation notice", s.resultStatus.Text)
+		}
+		if s.exportBtn.Disabled() {
+			t.Error("export disabled after a result")
+		}
+		if got := s.result.res.Rows[0][2]; got != "2180-01-02 03:04:05" {
+			t.Errorf("timestamp cell = %#v", got)
+		}
+	})
 
 	out := filepath.Join(t.TempDir(), "result.xlsx")
-	s.ExportResult(out)
-	waitOps(t, s, 5)
+	onUI(t, func(testing.TB) { s.ExportResult(out) })
+	waitFor(t, s, 5)
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatalf("exported workbook: %v", err)
@@ -121,23 +109,25 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 		t.Errorf("sheets = %v", names)
 	}
 
-	s.RunSQL("DELETE FROM patients")
-	waitOps(t, s, 6)
-	if !strings.Contains(s.resultStatus.Text, "query refused") || !s.exportBtn.Disabled() {
-		t.Errorf("refused query: status %q", s.resultStatus.Text)
-	}
+	onUI(t, func(testing.TB) { s.RunSQL("DELETE FROM patients") })
+	waitFor(t, s, 6)
+	onUI(t, func(t testing.TB) {
+		if !strings.Contains(s.resultStatus.Text, "query refused") || !s.exportBtn.Disabled() {
+			t.Errorf("refused query: status %q", s.resultStatus.Text)
+		}
+	})
 }
 
 func TestDataScreenImportCSV(t *testing.T) {
-	a := test.NewTempApp(t)
 	ws := newTestWorkspace(t)
-	mw := NewMainWindow(context.Background(), a, ws, "test")
-	s := mw.Data
-	waitOps(t, s, 2)
+	s := newTestMainWindow(t, ws).Data
+	waitFor(t, s, 2)
 	csvPath := filepath.Join(t.TempDir(), "vitals.csv")
-	os.WriteFile(csvPath, []byte("subject_id,hr\n1,80\n2,95\n"), 0o644)
-	s.ImportCSV(csvPath)
-	waitOps(t, s, 3)
+	if err := os.WriteFile(csvPath, []byte("subject_id,hr\n1,80\n2,95\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	onUI(t, func(testing.TB) { s.ImportCSV(csvPath) })
+	waitFor(t, s, 3)
 	src, ok := ws.Source(app.ImportedSourceName)
 	if !ok {
 		t.Fatal("imported source not registered")
@@ -146,27 +136,28 @@ func TestDataScreenImportCSV(t *testing.T) {
 	if err != nil || res.Rows[0][0] != int64(175) {
 		t.Errorf("imported data: %v %v", res, err)
 	}
-	if len(s.sources) != 2 {
-		t.Errorf("sources after import = %d, want 2", len(s.sources))
-	}
+	onUI(t, func(t testing.TB) {
+		if len(s.sources) != 2 {
+			t.Errorf("sources after import = %d, want 2", len(s.sources))
+		}
+	})
 }
 
 func TestDataScreenImportCancelLeavesNothing(t *testing.T) {
-	a := test.NewTempApp(t)
 	ws := newTestWorkspace(t)
-	mw := NewMainWindow(context.Background(), a, ws, "test")
-	s := mw.Data
-	waitOps(t, s, 2)
+	s := newTestMainWindow(t, ws).Data
+	waitFor(t, s, 2)
 	var b strings.Builder
 	b.WriteString("id,value,label\n")
 	for i := range 300_000 {
 		fmt.Fprintf(&b, "%d,%d.5,label %d\n", i, i%97, i%13)
 	}
 	csvPath := filepath.Join(t.TempDir(), "big.csv")
-	os.WriteFile(csvPath, []byte(b.String()), 0o644)
-	task := s.ImportCSV(csvPath)
-	task.cancel()
-	waitOps(t, s, 3)
+	if err := os.WriteFile(csvPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	onUI(t, func(testing.TB) { s.ImportCSV(csvPath).cancel() })
+	waitFor(t, s, 3)
 	if _, ok := ws.Source(app.ImportedSourceName); ok {
 		t.Error("cancelled import registered a source")
 	}
@@ -187,12 +178,7 @@ func TestFormatCount(t *testing.T) {
 }
 
 func TestDataScreenOnDemoWorkspace(t *testing.T) {
-	a := test.NewTempApp(t)
-	ws, err := app.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
+	ws := newEmptyWorkspace(t)
 	opts := demo.DefaultOptions()
 	opts.Patients = 150
 	if _, err := ws.InitDemo(context.Background(), opts, false); err != nil {
@@ -201,23 +187,26 @@ func TestDataScreenOnDemoWorkspace(t *testing.T) {
 	if err := ws.UpdateConfig(func(c *app.Config) { c.Limits.MaxRows = 100 }); err != nil {
 		t.Fatal(err)
 	}
-	mw := NewMainWindow(context.Background(), a, ws, "test")
-	s := mw.Data
-	waitOps(t, s, 2)
-	got := strings.Join(tableNames(s), ",")
-	for _, want := range []string{"admissions", "d_icd_diagnoses", "d_labitems", "diagnoses_icd", "dicom_all", "labevents", "patients", "prescriptions"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("demo table %s not listed (%s)", want, got)
+	s := newTestMainWindow(t, ws).Data
+	waitFor(t, s, 2)
+	onUI(t, func(t testing.TB) {
+		got := strings.Join(tableNames(s), ",")
+		for _, want := range []string{"admissions", "d_icd_diagnoses", "d_labitems", "diagnoses_icd", "dicom_all", "labevents", "patients", "prescriptions"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("demo table %s not listed (%s)", want, got)
+			}
 		}
-	}
-	s.RunSQL("SELECT subject_id, itemid, charttime, valuenum FROM labevents ORDER BY labevent_id")
-	waitOps(t, s, 3)
-	if !strings.Contains(s.resultStatus.Text, "100 rows") || !strings.Contains(s.resultStatus.Text, "Truncated") {
-		t.Fatalf("status = %q", s.resultStatus.Text)
-	}
+		s.RunSQL("SELECT subject_id, itemid, charttime, valuenum FROM labevents ORDER BY labevent_id")
+	})
+	waitFor(t, s, 3)
+	onUI(t, func(t testing.TB) {
+		if !strings.Contains(s.resultStatus.Text, "100 rows") || !strings.Contains(s.resultStatus.Text, "Truncated") {
+			t.Fatalf("status = %q", s.resultStatus.Text)
+		}
+	})
 	out := filepath.Join(t.TempDir(), "labs.xlsx")
-	s.ExportResult(out)
-	waitOps(t, s, 4)
+	onUI(t, func(testing.TB) { s.ExportResult(out) })
+	waitFor(t, s, 4)
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -227,9 +216,11 @@ func TestDataScreenOnDemoWorkspace(t *testing.T) {
 	if len(rows) != 101 {
 		t.Fatalf("workbook rows = %d, want 101 (header + 100)", len(rows))
 	}
-	for i, r := range s.lastResult.Rows {
-		if rows[i+1][0] != fmt.Sprint(r[0]) || rows[i+1][2] != fmt.Sprint(r[2]) {
-			t.Fatalf("row %d differs: workbook %v, result %v", i, rows[i+1], r)
+	onUI(t, func(t testing.TB) {
+		for i, r := range s.lastResult.Rows {
+			if rows[i+1][0] != fmt.Sprint(r[0]) || rows[i+1][2] != fmt.Sprint(r[2]) {
+				t.Fatalf("row %d differs: workbook %v, result %v", i, rows[i+1], r)
+			}
 		}
-	}
+	})
 }

@@ -1,13 +1,11 @@
 package ui
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2/test"
 	"github.com/xuri/excelize/v2"
@@ -33,19 +31,6 @@ Comstock & Webster,5,2498,3,2341
 Comstock et al,27,16913,29,17854
 `
 
-// waitFor waits until a screen has finished at least n asynchronous
-// operations.
-func waitFor(t *testing.T, s interface{ finishedOps() int }, n int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for s.finishedOps() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d operations (finished %d)", n, s.finishedOps())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // statText returns the shown text of the summary row with key.
 func statText(s *MetaScreen, key string) string {
 	for _, st := range s.stats {
@@ -56,66 +41,86 @@ func statText(s *MetaScreen, key string) string {
 	return ""
 }
 
+// newTestMetaScreen shows a Meta-analysis screen in a window of its own.
+func newTestMetaScreen(t *testing.T) *MetaScreen {
+	t.Helper()
+	a := newTestApp(t)
+	var s *MetaScreen
+	onUI(t, func(t testing.TB) {
+		w := a.NewWindow("meta")
+		s = NewMetaScreen(t.Context(), w, "test")
+		w.SetContent(s.Content())
+	})
+	return s
+}
+
 func TestMetaScreenBCG(t *testing.T) {
-	a := test.NewTempApp(t)
-	w := a.NewWindow("meta")
-	s := NewMetaScreen(context.Background(), w, "test")
-	w.SetContent(s.Content())
-
-	if !s.SelectMeasure(meta.RR) || !s.SelectModel(meta.REML) {
-		t.Fatal("RR or REML not offered for 2x2 counts")
-	}
-	s.paste.SetText(bcgStudiesCSV)
-	test.Tap(s.pasteBtn)
+	s := newTestMetaScreen(t)
+	onUI(t, func(t testing.TB) {
+		if !s.SelectMeasure(meta.RR) || !s.SelectModel(meta.REML) {
+			t.Fatal("RR or REML not offered for 2x2 counts")
+		}
+		s.paste.SetText(bcgStudiesCSV)
+		test.Tap(s.pasteBtn)
+	})
 	waitFor(t, s, 2) // load, analysis
-	if !s.hasResult {
-		t.Fatalf("no result; error %q, status %q", s.errLabel.Text, s.status.Text)
-	}
-	if got, want := s.res.Est, math.Log(0.4894); math.Abs(got-want) > 1e-4 {
-		t.Errorf("RR REML est = %.6f, want log(0.4894) = %.6f", got, want)
-	}
-	if got := statText(s, "RR"); got != "0.4894" {
-		t.Errorf("summary RR = %q", got)
-	}
-	if got := statText(s, "tau2"); got != "0.3132" {
-		t.Errorf("summary tau2 = %q", got)
-	}
-	if s.plot.Image == nil || s.plot.Image.Bounds().Dx() < 600 {
-		t.Error("no forest plot shown")
-	}
-	if !strings.Contains(s.sourceLabel.Text, "13 studies") || s.exportBtn.Disabled() {
-		t.Errorf("source %q, export disabled %v", s.sourceLabel.Text, s.exportBtn.Disabled())
-	}
-	reml := s.res.Est
+	var reml float64
+	onUI(t, func(t testing.TB) {
+		if !s.hasResult {
+			t.Fatalf("no result; error %q, status %q", s.errLabel.Text, s.status.Text)
+		}
+		if got, want := s.res.Est, math.Log(0.4894); math.Abs(got-want) > 1e-4 {
+			t.Errorf("RR REML est = %.6f, want log(0.4894) = %.6f", got, want)
+		}
+		if got := statText(s, "RR"); got != "0.4894" {
+			t.Errorf("summary RR = %q", got)
+		}
+		if got := statText(s, "tau2"); got != "0.3132" {
+			t.Errorf("summary tau2 = %q", got)
+		}
+		if s.plot.Image == nil || s.plot.Image.Bounds().Dx() < 600 {
+			t.Error("no forest plot shown")
+		}
+		if !strings.Contains(s.sourceLabel.Text, "13 studies") || s.exportBtn.Disabled() {
+			t.Errorf("source %q, export disabled %v", s.sourceLabel.Text, s.exportBtn.Disabled())
+		}
+		reml = s.res.Est
 
-	// A new model updates the summary.
-	s.SelectModel(meta.EE)
+		// A new model updates the summary.
+		s.SelectModel(meta.EE)
+	})
 	waitFor(t, s, 3)
-	if s.res.Method != meta.EE || s.res.Est == reml || statText(s, "tau2") != "0.0000" {
-		t.Errorf("after EE: method %s est %.6f tau2 %q", s.res.Method, s.res.Est, statText(s, "tau2"))
-	}
-	if got := statText(s, "model"); got != "Common-effect model (inverse variance)" {
-		t.Errorf("summary model = %q", got)
-	}
-	if got, want := statText(s, "RR"), "0.6503"; got != want { // exp(-0.4303), metafor's EE on dat.bcg
-		t.Errorf("EE RR = %q, want %q", got, want)
-	}
+	onUI(t, func(t testing.TB) {
+		if s.res.Method != meta.EE || s.res.Est == reml || statText(s, "tau2") != "0.0000" {
+			t.Errorf("after EE: method %s est %.6f tau2 %q", s.res.Method, s.res.Est, statText(s, "tau2"))
+		}
+		if got := statText(s, "model"); got != "Common-effect model (inverse variance)" {
+			t.Errorf("summary model = %q", got)
+		}
+		if got, want := statText(s, "RR"), "0.6503"; got != want { // exp(-0.4303), metafor's EE on dat.bcg
+			t.Errorf("EE RR = %q, want %q", got, want)
+		}
 
-	// Mantel–Haenszel has no Knapp–Hartung adjustment: the box is disabled.
-	s.hk.SetChecked(true)
+		// Mantel–Haenszel has no Knapp–Hartung adjustment: the box is disabled.
+		s.hk.SetChecked(true)
+	})
 	waitFor(t, s, 4)
-	if s.res.Test != meta.TestKnHa {
-		t.Errorf("HK not applied: %s", s.res.Model)
-	}
-	s.SelectModel(meta.MH)
+	onUI(t, func(t testing.TB) {
+		if s.res.Test != meta.TestKnHa {
+			t.Errorf("HK not applied: %s", s.res.Model)
+		}
+		s.SelectModel(meta.MH)
+	})
 	waitFor(t, s, 5)
-	if !s.hk.Disabled() || s.hk.Checked || s.res.Model != "MH" {
-		t.Errorf("MH: hk disabled %v checked %v model %s", s.hk.Disabled(), s.hk.Checked, s.res.Model)
-	}
+	onUI(t, func(t testing.TB) {
+		if !s.hk.Disabled() || s.hk.Checked || s.res.Model != "MH" {
+			t.Errorf("MH: hk disabled %v checked %v model %s", s.hk.Disabled(), s.hk.Checked, s.res.Model)
+		}
+	})
 
 	// Export: Studies, Pooled, the plot and the provenance.
 	out := filepath.Join(t.TempDir(), "meta.xlsx")
-	s.ExportWorkbook(out)
+	onUI(t, func(testing.TB) { s.ExportWorkbook(out) })
 	waitFor(t, s, 6)
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
@@ -150,90 +155,97 @@ func TestMetaScreenBCG(t *testing.T) {
 }
 
 func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
-	a := test.NewTempApp(t)
-	w := a.NewWindow("meta")
-	s := NewMetaScreen(context.Background(), w, "test")
-	w.SetContent(s.Content())
+	s := newTestMetaScreen(t)
 
 	// A row with more events than participants: the message names it.
-	s.LoadText("study,ai,n1i,ci,n2i\nA,1,10,2,10\nB,12,10,2,10\n")
+	onUI(t, func(testing.TB) { s.LoadText("study,ai,n1i,ci,n2i\nA,1,10,2,10\nB,12,10,2,10\n") })
 	waitFor(t, s, 1)
-	if s.hasResult || !s.errLabel.Visible() || s.errLabel.Text != `data row 2 (study "B"): ai = 12 events is more than the group total n1i = 10` {
-		t.Errorf("error label %q (visible %v)", s.errLabel.Text, s.errLabel.Visible())
-	}
-	if !s.exportBtn.Disabled() {
-		t.Error("export enabled without a result")
-	}
-
-	// A file in the events/non-events layout with its own column names,
-	// filtered to one dataset.
 	path := filepath.Join(t.TempDir(), "bcg.csv")
 	body := "set,author,tpos,tneg,cpos,cneg\nbcg,Aronson,4,119,11,128\nother,X,1,1,1,1\nbcg,Ferguson & Simes,6,300,29,274\n"
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.layoutSel.SetSelectedIndex(1) // ai, bi, ci, di: reloads the pasted text (fails: no such columns)
+	onUI(t, func(t testing.TB) {
+		if s.hasResult || !s.errLabel.Visible() || s.errLabel.Text != `data row 2 (study "B"): ai = 12 events is more than the group total n1i = 10` {
+			t.Errorf("error label %q (visible %v)", s.errLabel.Text, s.errLabel.Visible())
+		}
+		if !s.exportBtn.Disabled() {
+			t.Error("export enabled without a result")
+		}
+
+		// A file in the events/non-events layout with its own column names,
+		// filtered to one dataset.
+		s.layoutSel.SetSelectedIndex(1) // ai, bi, ci, di: reloads the pasted text (fails: no such columns)
+	})
 	waitFor(t, s, 2)
-	for field, col := range map[string]string{"study": "author", "ai": "tpos", "bi": "tneg", "ci": "cpos", "di": "cneg"} {
-		s.columns[field].SetText(col)
-	}
-	s.filter.SetText("set=bcg")
-	s.SelectMeasure(meta.OR)
-	s.LoadFile(path)
+	onUI(t, func(testing.TB) {
+		for field, col := range map[string]string{"study": "author", "ai": "tpos", "bi": "tneg", "ci": "cpos", "di": "cneg"} {
+			s.columns[field].SetText(col)
+		}
+		s.filter.SetText("set=bcg")
+		s.SelectMeasure(meta.OR)
+		s.LoadFile(path)
+	})
 	waitFor(t, s, 4) // load, analysis
-	if !s.hasResult || s.res.K != 2 || s.res.Studies[1].Label != "Ferguson & Simes" || s.errLabel.Visible() {
-		t.Fatalf("file load: result %v k %d, error %q", s.hasResult, s.res.K, s.errLabel.Text)
-	}
-	if s.studies[0].N1I != 123 {
-		t.Errorf("n1i from ai+bi = %v, want 123", s.studies[0].N1I)
-	}
+	onUI(t, func(t testing.TB) {
+		if !s.hasResult || s.res.K != 2 || s.res.Studies[1].Label != "Ferguson & Simes" || s.errLabel.Visible() {
+			t.Fatalf("file load: result %v k %d, error %q", s.hasResult, s.res.K, s.errLabel.Text)
+		}
+		if s.studies[0].N1I != 123 {
+			t.Errorf("n1i from ai+bi = %v, want 123", s.studies[0].N1I)
+		}
 
-	// The continuous layout offers MD and SMD, and no Mantel–Haenszel.
-	s.layoutSel.SetSelectedIndex(2)
+		// The continuous layout offers MD and SMD, and no Mantel–Haenszel.
+		s.layoutSel.SetSelectedIndex(2)
+	})
 	waitFor(t, s, 5)
-	if s.SelectModel(meta.MH) || !s.SelectMeasure(meta.SMD) {
-		t.Error("continuous layout: MH offered or SMD missing")
-	}
-	if s.hasResult || !strings.Contains(s.errLabel.Text, `column "m1i" not found`) {
-		t.Errorf("continuous layout on 2x2 data: %q", s.errLabel.Text)
-	}
+	onUI(t, func(t testing.TB) {
+		if s.SelectModel(meta.MH) || !s.SelectMeasure(meta.SMD) {
+			t.Error("continuous layout: MH offered or SMD missing")
+		}
+		if s.hasResult || !strings.Contains(s.errLabel.Text, `column "m1i" not found`) {
+			t.Errorf("continuous layout on 2x2 data: %q", s.errLabel.Text)
+		}
 
-	// A missing file.
-	s.LoadFile(filepath.Join(t.TempDir(), "nope.csv"))
+		// A missing file.
+		s.LoadFile(filepath.Join(t.TempDir(), "nope.csv"))
+	})
 	waitFor(t, s, 6) // the SMD selection had nothing to analyse; this load fails
-	if !strings.HasPrefix(s.errLabel.Text, "cannot open the data file") {
-		t.Errorf("missing file: %q", s.errLabel.Text)
-	}
+	onUI(t, func(t testing.TB) {
+		if !strings.HasPrefix(s.errLabel.Text, "cannot open the data file") {
+			t.Errorf("missing file: %q", s.errLabel.Text)
+		}
+	})
 }
 
 func TestMetaScreenExample(t *testing.T) {
-	a := test.NewTempApp(t)
-	w := a.NewWindow("test")
-	s := NewMetaScreen(context.Background(), w, "test")
-	w.SetContent(s.Content())
-	s.LoadExample()
+	s := newTestMetaScreen(t)
+	onUI(t, func(testing.TB) { s.LoadExample() })
 	waitFor(t, s, 2) // load, analysis
-	if s.selectedMeasure() != meta.RR || s.selectedModel() != meta.REML {
-		t.Errorf("example options: %v %v", s.selectedMeasure(), s.selectedModel())
-	}
-	if got, want := statText(s, "RR"), "0.4894"; got != want {
-		t.Errorf("example pooled RR = %q, want %q", got, want)
-	}
+	onUI(t, func(t testing.TB) {
+		if s.selectedMeasure() != meta.RR || s.selectedModel() != meta.REML {
+			t.Errorf("example options: %v %v", s.selectedMeasure(), s.selectedModel())
+		}
+		if got, want := statText(s, "RR"), "0.4894"; got != want {
+			t.Errorf("example pooled RR = %q, want %q", got, want)
+		}
+	})
 }
 
 func TestMetaScreenProportions(t *testing.T) {
-	a := test.NewTempApp(t)
-	w := a.NewWindow("test")
-	s := NewMetaScreen(context.Background(), w, "test")
-	w.SetContent(s.Content())
-	s.layoutSel.SetSelected("Single-arm: events and total (xi, ni)")
-	if !s.SelectMeasure(meta.PLO) || !s.SelectModel(meta.REML) {
-		t.Fatal("PLO or REML not offered for single-arm studies")
-	}
-	s.paste.SetText("study,xi,ni\nA,12,40\nB,30,80\nC,7,35\nD,22,50\n")
-	test.Tap(s.pasteBtn)
+	s := newTestMetaScreen(t)
+	onUI(t, func(t testing.TB) {
+		s.layoutSel.SetSelected("Single-arm: events and total (xi, ni)")
+		if !s.SelectMeasure(meta.PLO) || !s.SelectModel(meta.REML) {
+			t.Fatal("PLO or REML not offered for single-arm studies")
+		}
+		s.paste.SetText("study,xi,ni\nA,12,40\nB,30,80\nC,7,35\nD,22,50\n")
+		test.Tap(s.pasteBtn)
+	})
 	waitFor(t, s, 2) // load, analysis
-	if !s.hasResult || s.res.K != 4 {
-		t.Fatalf("no proportion result: error %q", s.errLabel.Text)
-	}
+	onUI(t, func(t testing.TB) {
+		if !s.hasResult || s.res.K != 4 {
+			t.Fatalf("no proportion result: error %q", s.errLabel.Text)
+		}
+	})
 }

@@ -15,24 +15,30 @@ func TestSettingsShowsHostSource(t *testing.T) {
 
 	t.Setenv("OLLAMA_HOST", "")
 	s, _ := settingsWithHost(t, saved.URL)
-	if want := "In use: " + saved.URL + " (from the workspace settings)"; s.hostInUse.Text != want {
-		t.Errorf("without OLLAMA_HOST: %q, want %q", s.hostInUse.Text, want)
-	}
+	onUI(t, func(t testing.TB) {
+		if want := "In use: " + saved.URL + " (from the workspace settings)"; s.hostInUse.Text != want {
+			t.Errorf("without OLLAMA_HOST: %q, want %q", s.hostInUse.Text, want)
+		}
+	})
 
 	t.Setenv("OLLAMA_HOST", strings.TrimPrefix(env.URL, "http://"))
 	s, _ = settingsWithHost(t, saved.URL)
-	if !strings.HasPrefix(s.hostInUse.Text, "In use: "+env.URL+" (from OLLAMA_HOST)") || !strings.Contains(s.hostInUse.Text, "overrides the host saved here") {
-		t.Errorf("with OLLAMA_HOST: %q", s.hostInUse.Text)
-	}
-	if s.host.Text != saved.URL {
-		t.Errorf("the host field shows %q, want the saved host", s.host.Text)
-	}
 	before := len(saved.Requests())
-	s.Check()
-	waitCount(t, s, 1)
-	if !strings.Contains(s.statusLabel.Text, "2 models installed") {
-		t.Errorf("status %q: not the OLLAMA_HOST server", s.statusLabel.Text)
-	}
+	onUI(t, func(t testing.TB) {
+		if !strings.HasPrefix(s.hostInUse.Text, "In use: "+env.URL+" (from OLLAMA_HOST)") || !strings.Contains(s.hostInUse.Text, "overrides the host saved here") {
+			t.Errorf("with OLLAMA_HOST: %q", s.hostInUse.Text)
+		}
+		if s.host.Text != saved.URL {
+			t.Errorf("the host field shows %q, want the saved host", s.host.Text)
+		}
+		s.Check()
+	})
+	waitFor(t, s, 1)
+	onUI(t, func(t testing.TB) {
+		if !strings.Contains(s.statusLabel.Text, "2 models installed") {
+			t.Errorf("status %q: not the OLLAMA_HOST server", s.statusLabel.Text)
+		}
+	})
 	if n := len(saved.Requests()) - before; n != 0 || env.Count("GET", "/api/version") == 0 {
 		t.Errorf("requests: saved host %d, OLLAMA_HOST %d", n, len(env.Requests()))
 	}

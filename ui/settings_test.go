@@ -1,32 +1,18 @@
 package ui
 
 import (
-	"context"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"fyne.io/fyne/v2/test"
-
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
-func waitCount(t *testing.T, c interface{ finishedOps() int }, n int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for c.finishedOps() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d operations (finished %d)", n, c.finishedOps())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func settingsWithHost(t *testing.T, host string) (*SettingsScreen, *app.Workspace) {
 	t.Helper()
-	a := test.NewTempApp(t)
+	a := newTestApp(t)
 	ws, err := app.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -35,9 +21,12 @@ func settingsWithHost(t *testing.T, host string) (*SettingsScreen, *app.Workspac
 	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = host }); err != nil {
 		t.Fatal(err)
 	}
-	w := a.NewWindow("test")
-	s := NewSettingsScreen(context.Background(), ws, w)
-	w.SetContent(s.Content())
+	var s *SettingsScreen
+	onUI(t, func(t testing.TB) {
+		w := a.NewWindow("test")
+		s = NewSettingsScreen(t.Context(), ws, w)
+		w.SetContent(s.Content())
+	})
 	return s, ws
 }
 
@@ -50,96 +39,93 @@ func TestSettingsServerDown(t *testing.T) {
 	l.Close()
 	s, _ := settingsWithHost(t, host)
 	start := time.Now()
-	s.Check()
-	waitCount(t, s, 1)
-	if !strings.HasPrefix(s.statusLabel.Text, "Not reachable:") || !strings.Contains(s.statusLabel.Text, "ollama serve") {
-		t.Errorf("status = %q", s.statusLabel.Text)
-	}
-	if s.light.FillColor != colorDown {
-		t.Error("status light is not red")
-	}
+	onUI(t, func(testing.TB) { s.Check() })
+	waitFor(t, s, 1)
 	if d := time.Since(start); d > 6*time.Second {
 		t.Errorf("check took %s", d)
 	}
-	if got := s.sqlModel.Selected; got != "qwen2.5-coder:7b"+notInstalled {
-		t.Errorf("SQL model picker = %q", got)
-	}
+	onUI(t, func(t testing.TB) {
+		if !strings.HasPrefix(s.statusLabel.Text, "Not reachable:") || !strings.Contains(s.statusLabel.Text, "ollama serve") {
+			t.Errorf("status = %q", s.statusLabel.Text)
+		}
+		if s.light.FillColor != colorDown {
+			t.Error("status light is not red")
+		}
+		if got := s.sqlModel.Selected; got != "qwen2.5-coder:7b"+notInstalled {
+			t.Errorf("SQL model picker = %q", got)
+		}
+	})
 }
 
 func TestSettingsListsModelsAndSaves(t *testing.T) {
 	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}, ollamatest.Model{Name: "tiny-chat"},
 		ollamatest.Model{Name: "nomic-embed-text", Embedding: true})
 	s, ws := settingsWithHost(t, srv.URL)
-	s.Check()
-	waitCount(t, s, 1)
-	if !strings.HasPrefix(s.statusLabel.Text, "Reachable · Ollama") || !strings.Contains(s.statusLabel.Text, "3 models installed") {
-		t.Fatalf("status = %q", s.statusLabel.Text)
-	}
-	if s.light.FillColor != colorUp {
-		t.Error("status light is not green")
-	}
-	if len(s.chatModel.Options) != 4 { // 3 installed + the configured llama3.1:8b (not installed)
-		t.Errorf("chat options = %v", s.chatModel.Options)
-	}
-	if s.embedModel.Selected != "nomic-embed-text:latest" {
-		t.Errorf("embedding picker = %q", s.embedModel.Selected)
-	}
-	s.chatModel.SetSelected("tiny-chat:latest")
-	if got := ws.Config().Models.Chat; got != "tiny-chat:latest" {
-		t.Errorf("chat model saved as %q", got)
-	}
+	onUI(t, func(testing.TB) { s.Check() })
+	waitFor(t, s, 1)
+	onUI(t, func(t testing.TB) {
+		if !strings.HasPrefix(s.statusLabel.Text, "Reachable · Ollama") || !strings.Contains(s.statusLabel.Text, "3 models installed") {
+			t.Fatalf("status = %q", s.statusLabel.Text)
+		}
+		if s.light.FillColor != colorUp {
+			t.Error("status light is not green")
+		}
+		if len(s.chatModel.Options) != 4 { // 3 installed + the configured llama3.1:8b (not installed)
+			t.Errorf("chat options = %v", s.chatModel.Options)
+		}
+		if s.embedModel.Selected != "nomic-embed-text:latest" {
+			t.Errorf("embedding picker = %q", s.embedModel.Selected)
+		}
+		s.chatModel.SetSelected("tiny-chat:latest")
+		if got := ws.Config().Models.Chat; got != "tiny-chat:latest" {
+			t.Errorf("chat model saved as %q", got)
+		}
 
-	s.SaveLimits("soon", "10")
-	if !strings.Contains(s.limitsInfo.Text, "not valid") || ws.Config().Limits.MaxRows != 50_000 {
-		t.Errorf("invalid limits: %q", s.limitsInfo.Text)
-	}
-	s.SaveLimits("5s", "1,000")
-	if cfg := ws.Config(); time.Duration(cfg.Limits.QueryTimeout) != 5*time.Second || cfg.Limits.MaxRows != 1000 {
-		t.Errorf("limits not saved: %+v (%q)", cfg.Limits, s.limitsInfo.Text)
-	}
+		s.SaveLimits("soon", "10")
+		if !strings.Contains(s.limitsInfo.Text, "not valid") || ws.Config().Limits.MaxRows != 50_000 {
+			t.Errorf("invalid limits: %q", s.limitsInfo.Text)
+		}
+		s.SaveLimits("5s", "1,000")
+		if cfg := ws.Config(); time.Duration(cfg.Limits.QueryTimeout) != 5*time.Second || cfg.Limits.MaxRows != 1000 {
+			t.Errorf("limits not saved: %+v (%q)", cfg.Limits, s.limitsInfo.Text)
+		}
 
-	s.Pull("llama3.1:8b")
-	waitCount(t, s, 3) // the pull, then the re-check
+		s.Pull("llama3.1:8b")
+	})
+	waitFor(t, s, 3) // the pull, then the re-check
 	if len(srv.PullRequests()) != 1 {
 		t.Errorf("pull requests = %d", len(srv.PullRequests()))
 	}
-	if !strings.Contains(s.statusLabel.Text, "4 models installed") {
-		t.Errorf("after pull: %q", s.statusLabel.Text)
-	}
+	onUI(t, func(t testing.TB) {
+		if !strings.Contains(s.statusLabel.Text, "4 models installed") {
+			t.Errorf("after pull: %q", s.statusLabel.Text)
+		}
+	})
 }
 
 func TestMainWindowShowScreen(t *testing.T) {
-	a := test.NewTempApp(t)
-	ws, err := app.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	mw := NewMainWindow(context.Background(), a, ws, "test")
-	if err := mw.Show("Settings"); err != nil || mw.Tabs.Selected().Text != "Settings" {
-		t.Errorf("Show(Settings): %v, selected %q", err, mw.Tabs.Selected().Text)
-	}
-	if err := mw.Show("nope"); err == nil || !strings.Contains(err.Error(), "data") {
-		t.Errorf("Show(nope) = %v", err)
-	}
-	waitCount(t, mw.Settings, 1)
-	waitCount(t, mw.Data, 0)
+	mw := newTestMainWindow(t, newEmptyWorkspace(t))
+	onUI(t, func(t testing.TB) {
+		if err := mw.Show("Settings"); err != nil || mw.Tabs.Selected().Text != "Settings" {
+			t.Errorf("Show(Settings): %v, selected %q", err, mw.Tabs.Selected().Text)
+		}
+		if err := mw.Show("nope"); err == nil || !strings.Contains(err.Error(), "data") {
+			t.Errorf("Show(nope) = %v", err)
+		}
+	})
+	waitFor(t, mw.Settings, 1)
 }
 
 // TestScreensFitALaptop: the window takes the widest screen's minimum
 // width, so every screen must fit beside the navigation on a 1024-pixel
 // laptop display.
 func TestScreensFitALaptop(t *testing.T) {
-	a := test.NewTempApp(t)
-	ws, err := app.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	mw := NewMainWindow(context.Background(), a, ws, "test")
-	for _, it := range mw.Tabs.Items {
-		if w := it.Content.MinSize().Width; w > 900 {
-			t.Errorf("screen %s needs %.0f pixels of width; at most 900 fit a 1024-pixel display", it.Text, w)
+	mw := newTestMainWindow(t, newEmptyWorkspace(t))
+	onUI(t, func(t testing.TB) {
+		for _, it := range mw.Tabs.Items {
+			if w := it.Content.MinSize().Width; w > 900 {
+				t.Errorf("screen %s needs %.0f pixels of width; at most 900 fit a 1024-pixel display", it.Text, w)
+			}
 		}
-	}
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -52,67 +51,74 @@ func scriptedTrialModel(req api.ChatRequest) ollamatest.ChatReply {
 }
 
 func TestTrialsScreen(t *testing.T) {
-	a := test.NewTempApp(t)
 	ws, srv := newTrialsWorkspace(t)
 	srv.HandleChat(scriptedTrialModel)
-	mw := NewMainWindow(context.Background(), a, ws, "test")
+	mw := newTestMainWindow(t, ws)
 	s := mw.Trials
-	if err := mw.Show("trials"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, s, 1) // sources listed, demo patients loaded
-	if s.sourceSel.Selected != "ct" || len(s.patients) != trials.DemoPatients {
-		t.Fatalf("source %q, %d demo patients", s.sourceSel.Selected, len(s.patients))
-	}
-	s.patientSel.SetSelected(s.patientSel.Options[0])
-	if s.patient.Text != s.patients[0].Description {
-		t.Fatalf("the demo patient did not fill the box: %q", s.patient.Text)
-	}
-
-	// Without the model.
-	s.useModel.SetChecked(false)
-	test.Tap(s.matchBtn)
-	waitFor(t, s, 2)
-	if s.result == nil || len(s.result.Trials) == 0 || s.result.Query.Source != "deterministic extractor" {
-		t.Fatalf("model-free result: %+v", s.result)
-	}
-	if rows, cols := s.table.Length(); rows != len(s.result.Trials) || cols != len(trialColumns) {
-		t.Errorf("table %dx%d", rows, cols)
-	}
-	if c := s.cell(0, 3); !regexp.MustCompile(`^\d+\.\d\d#\d+$`).MatchString(c) {
-		t.Errorf("BM25 cell %q, want score#rank", c)
-	}
-	if !strings.Contains(richText(s.detail), "Inclusion criteria") || !strings.Contains(richText(s.detail), s.result.Trials[0].Trial.ID) {
-		t.Errorf("detail of the first trial: %q", richText(s.detail))
-	}
-	if !strings.Contains(s.notices.Text, "lexical fallback") {
-		t.Errorf("notices: %q", s.notices.Text)
-	}
-
-	// With the (scripted) model: eligibility verdicts colour the criteria.
-	s.useModel.SetChecked(true)
-	test.Tap(s.matchBtn)
-	waitFor(t, s, 3)
-	if s.result.Query.Source != "model m" || s.result.Trials[0].Eligibility == nil {
-		t.Fatalf("model result: source %q, notices %q", s.result.Query.Source, s.result.Notices)
-	}
-	if s.cell(0, 7) != "1.00" {
-		t.Errorf("eligibility cell %q, want 1.00", s.cell(0, 7))
-	}
-	s.ShowTrial(0)
-	green := 0
-	for _, seg := range s.detail.Segments {
-		if ts, ok := seg.(*widget.TextSegment); ok && ts.Style.ColorName == theme.ColorNameSuccess {
-			green++
+	onUI(t, func(t testing.TB) {
+		if err := mw.Show("trials"); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if green == 0 || !strings.Contains(richText(s.detail), "[included]") || !strings.Contains(richText(s.detail), "scripted") {
-		t.Errorf("criteria not coloured by verdict (%d green): %q", green, richText(s.detail))
-	}
+	})
+	waitFor(t, s, 1) // sources listed, demo patients loaded
+	onUI(t, func(t testing.TB) {
+		if s.sourceSel.Selected != "ct" || len(s.patients) != trials.DemoPatients {
+			t.Fatalf("source %q, %d demo patients", s.sourceSel.Selected, len(s.patients))
+		}
+		s.patientSel.SetSelected(s.patientSel.Options[0])
+		if s.patient.Text != s.patients[0].Description {
+			t.Fatalf("the demo patient did not fill the box: %q", s.patient.Text)
+		}
+
+		// Without the model.
+		s.useModel.SetChecked(false)
+		test.Tap(s.matchBtn)
+	})
+	waitFor(t, s, 2)
+	onUI(t, func(t testing.TB) {
+		if s.result == nil || len(s.result.Trials) == 0 || s.result.Query.Source != "deterministic extractor" {
+			t.Fatalf("model-free result: %+v", s.result)
+		}
+		if rows, cols := s.table.Length(); rows != len(s.result.Trials) || cols != len(trialColumns) {
+			t.Errorf("table %dx%d", rows, cols)
+		}
+		if c := s.cell(0, 3); !regexp.MustCompile(`^\d+\.\d\d#\d+$`).MatchString(c) {
+			t.Errorf("BM25 cell %q, want score#rank", c)
+		}
+		if !strings.Contains(richText(s.detail), "Inclusion criteria") || !strings.Contains(richText(s.detail), s.result.Trials[0].Trial.ID) {
+			t.Errorf("detail of the first trial: %q", richText(s.detail))
+		}
+		if !strings.Contains(s.notices.Text, "lexical fallback") {
+			t.Errorf("notices: %q", s.notices.Text)
+		}
+
+		// With the (scripted) model: eligibility verdicts colour the criteria.
+		s.useModel.SetChecked(true)
+		test.Tap(s.matchBtn)
+	})
+	waitFor(t, s, 3)
+	onUI(t, func(t testing.TB) {
+		if s.result.Query.Source != "model m" || s.result.Trials[0].Eligibility == nil {
+			t.Fatalf("model result: source %q, notices %q", s.result.Query.Source, s.result.Notices)
+		}
+		if s.cell(0, 7) != "1.00" {
+			t.Errorf("eligibility cell %q, want 1.00", s.cell(0, 7))
+		}
+		s.ShowTrial(0)
+		green := 0
+		for _, seg := range s.detail.Segments {
+			if ts, ok := seg.(*widget.TextSegment); ok && ts.Style.ColorName == theme.ColorNameSuccess {
+				green++
+			}
+		}
+		if green == 0 || !strings.Contains(richText(s.detail), "[included]") || !strings.Contains(richText(s.detail), "scripted") {
+			t.Errorf("criteria not coloured by verdict (%d green): %q", green, richText(s.detail))
+		}
+	})
 
 	// Export.
 	out := filepath.Join(t.TempDir(), "trials.xlsx")
-	s.ExportWorkbook(out)
+	onUI(t, func(testing.TB) { s.ExportWorkbook(out) })
 	waitFor(t, s, 4)
 	f, err := excelize.OpenFile(out)
 	if err != nil {
@@ -133,25 +139,23 @@ func TestTrialsScreen(t *testing.T) {
 		r.Delay = 2 * time.Second
 		return r
 	})
-	before := s.result
-	test.Tap(s.matchBtn)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var running *task
-		fyne.DoAndWait(func() { running = s.running })
-		if running != nil {
-			running.cancel()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("matching did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var before *trials.Result
+	onUI(t, func(testing.TB) {
+		before = s.result
+		test.Tap(s.matchBtn)
+	})
+	var running *task
+	waitUntil(t, "the matching to start", func() bool { running = s.running; return running != nil })
+	onUI(t, func(testing.TB) { running.cancel() })
 	waitFor(t, s, 5)
-	if s.result != before {
-		t.Error("a cancelled matching replaced the result")
-	}
+	onUI(t, func(t testing.TB) {
+		if s.result != before {
+			t.Error("a cancelled matching replaced the result")
+		}
+		if s.running != nil || s.matchBtn.Disabled() {
+			t.Error("the screen still shows a matching after Cancel")
+		}
+	})
 }
 
 // richText returns the text of a RichText's segments.

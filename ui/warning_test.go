@@ -45,8 +45,7 @@ func TestWarningWhileInUseIsShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	a := test.NewTempApp(t)
-	mw := NewMainWindow(context.Background(), a, ws, "test")
+	mw := newTestMainWindow(t, ws)
 	if _, err := ws.VectorStore(); err != nil { // what a screen does when it indexes a source
 		t.Fatal(err)
 	}
@@ -54,11 +53,11 @@ func TestWarningWhileInUseIsShown(t *testing.T) {
 		top := mw.Window.Canvas().Overlays().Top()
 		return top != nil && strings.Contains(labelsText(top), "rebuilt")
 	})
-	var text string
-	fyne.DoAndWait(func() { text = labelsText(mw.Window.Canvas().Overlays().Top()) })
-	if !strings.Contains(text, "tables.clvs") || strings.Contains(text, "--") {
-		t.Errorf("dialog text %q", text)
-	}
+	onUI(t, func(t testing.TB) {
+		if text := labelsText(mw.Window.Canvas().Overlays().Top()); !strings.Contains(text, "tables.clvs") || strings.Contains(text, "--") {
+			t.Errorf("dialog text %q", text)
+		}
+	})
 }
 
 // labelsText joins the text of every label under o.

@@ -46,3 +46,24 @@ func newDemoSourceWorkspace(t *testing.T, name string, fill func(context.Context
 	}
 	return ws, srv
 }
+
+// newEmptyWorkspace opens a workspace without data sources.
+func newEmptyWorkspace(t *testing.T) *app.Workspace {
+	t.Helper()
+	ws, err := app.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// newTestMainWindow builds the main window on ws, on the UI goroutine, with
+// the test's context: the screens' work stops when the test ends.
+func newTestMainWindow(t *testing.T, ws *app.Workspace) *MainWindow {
+	t.Helper()
+	a := newTestApp(t)
+	var mw *MainWindow
+	onUI(t, func(t testing.TB) { mw = NewMainWindow(t.Context(), a, ws, "test") })
+	return mw
+}
