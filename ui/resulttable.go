@@ -61,7 +61,9 @@ func newResultTable() *resultTable {
 // SetResult shows res (nil clears the table) and sizes columns from the
 // header and the first rows.
 func (rt *resultTable) SetResult(res *datasets.Result) {
-	rt.res = res
+	// Every SetColumnWidth refreshes the whole table: size the columns
+	// while it is empty, then draw res once.
+	rt.res = nil
 	if res != nil {
 		for c := range res.Columns {
 			n := utf8.RuneCountInString(res.Columns[c].Name)
@@ -71,6 +73,7 @@ func (rt *resultTable) SetResult(res *datasets.Result) {
 			rt.table.SetColumnWidth(c, float32(min(max(n, 4), 40))*8+24)
 		}
 	}
+	rt.res = res
 	rt.table.ScrollToTop()
 	rt.table.Refresh()
 }
