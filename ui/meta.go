@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"log"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -503,7 +503,7 @@ func (s *MetaScreen) analyse() {
 				plotPNG = buf.Bytes()
 				img, _ = png.Decode(bytes.NewReader(plotPNG))
 			} else {
-				log.Printf("meta screen: forest plot: %v", perr)
+				slog.Warn("meta screen: drawing the forest plot", "err", perr)
 			}
 		}
 		fyne.Do(func() {
@@ -553,7 +553,7 @@ func (s *MetaScreen) clearResult() {
 func (s *MetaScreen) showError(err error) {
 	msg := meta.ErrorMessage(err)
 	if meta.ErrorCode(err) == meta.EINTERNAL {
-		log.Printf("meta screen: %v", err)
+		slog.Error("meta screen: internal error of the meta-analysis engine", "err", err)
 	}
 	s.errLabel.SetText(msg)
 	s.errLabel.Show()
