@@ -317,3 +317,39 @@ func FuzzJSONClip(f *testing.F) {
 		check(in1, out1)
 	})
 }
+
+// TestImportHugeXMLRecord checks the same bounds on ClinicalTrials.gov
+// XML: a description within the record bound is cut to the field bound
+// (and the inference reads a bounded prefix); a record beyond the record
+// bound is refused with its line, without reading it all.
+func TestImportHugeXMLRecord(t *testing.T) {
+	dir := t.TempDir()
+	record := func(id string, n int) string {
+		return strings.Replace(strings.Replace(classicXML, "NCT01000001", id, 1),
+			"<overall_status>", "<detailed_description><textblock>"+hugeText(n)+"</textblock></detailed_description><overall_status>", 1)
+	}
+	fits := writeFile(t, dir, "fits/NCT01000011.xml", strings.Replace(record("NCT01000011", 8<<20), "6 Months", "65 Years", 1))
+	db := openDB(t)
+	var res ImportResult
+	var err error
+	n := allocated(func() { res, err = Import(context.Background(), db, []string{fits}, ImportOptions{}) })
+	if err != nil || res.Trials != 1 || res.CutFields != 1 || res.Cuts[0].Field != "description" || res.Cuts[0].Bytes < 8<<20-16 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	if n > 8*maxRecordBytes {
+		t.Errorf("importing an 8 MB record allocated %d MB", n>>20)
+	}
+	tr, err := Get(context.Background(), db, "NCT01000011")
+	if err != nil || len(tr.Description) > maxFieldBytes+utf8.UTFMax+len(cutMark) || !strings.HasSuffix(tr.Description, cutMark) {
+		t.Errorf("stored description of %d bytes, %v", len(tr.Description), err)
+	}
+	big := writeFile(t, dir, "big/NCT01000012.xml", record("NCT01000012", 2*maxRecordBytes))
+	n = allocated(func() { _, err = Import(context.Background(), db, []string{big}, ImportOptions{}) })
+	var re *RecordError
+	if !errors.As(err, &re) || !errors.Is(err, errRecordTooLarge) || re.Line != 2 {
+		t.Errorf("a record over the bound: %v", err)
+	}
+	if n > 4*maxRecordBytes {
+		t.Errorf("refusing a %d MB record allocated %d MB", 2*maxRecordBytes>>20, n>>20)
+	}
+}

@@ -120,13 +120,21 @@ func sizeText(n int64) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }
 
-// errRecordTooLarge is the cause of a record larger than the record bound.
+// errRecordTooLarge is matched (errors.Is) by the error of a record
+// larger than the record bound.
 var errRecordTooLarge = errors.New("the record is too large")
 
-// recordTooLarge says that a record is larger than limit bytes.
-func recordTooLarge(limit int) error {
-	return fmt.Errorf("%w: it is larger than %s even with its long texts cut; is this a file of trial records?", errRecordTooLarge, sizeText(int64(limit)))
+// recordSizeError is the error of a record larger than limit bytes.
+type recordSizeError struct{ limit int }
+
+func (e *recordSizeError) Error() string {
+	return fmt.Sprintf("the record is larger than %s, far more than a trial record holds: is this a file of trial records?", sizeText(int64(e.limit)))
 }
+
+func (e *recordSizeError) Is(target error) bool { return target == errRecordTooLarge }
+
+// recordTooLarge says that a record is larger than limit bytes.
+func recordTooLarge(limit int) error { return &recordSizeError{limit} }
 
 // jsonClip streams JSON text, cutting every string longer than max bytes
 // (as written, escapes included) to about max bytes followed by cutMark,
