@@ -45,11 +45,8 @@ func OpenImportTarget(ctx context.Context, path string, opts ImportTargetOptions
 	if err != nil {
 		return nil, false, fmt.Errorf("resolve %s: %w", path, err)
 	}
-	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
-		created = true
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return nil, false, fmt.Errorf("create directory for %s: %w", path, err)
-		}
+	if created, err = createExclusive(abs); err != nil {
+		return nil, false, fmt.Errorf("create %s: %w", path, err)
 	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
@@ -81,6 +78,28 @@ func OpenImportTarget(ctx context.Context, path string, opts ImportTargetOptions
 	return db, created, nil
 }
 
+// createExclusive creates an empty file at abs (and its directory) when
+// nothing is there, and reports whether it did. The exclusive create makes
+// that true for one import only, even when several imports into the same
+// new file start at once: only that one sets the journal mode, and only it
+// may remove the file again after a failure.
+func createExclusive(abs string) (bool, error) {
+	if _, err := os.Lstat(abs); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil // there, or SQLite says why it cannot be opened
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return false, err
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return false, nil // another import created it meanwhile
+	case err != nil:
+		return false, err
+	}
+	return true, f.Close()
+}
+
 // IsBusy reports whether err is SQLite's "database is locked"
 // (SQLITE_BUSY): another connection, usually another import, is writing to
 // the database.
@@ -93,10 +112,26 @@ func IsBusy(err error) bool {
 }
 
 // RemoveIfEmpty deletes the database file at path, with its journal files,
-// when it holds no table or view and nobody is writing to it; it reports
-// whether it did. Importers use it to leave nothing behind when an import
-// into a file they created fails.
+// when it holds no table or view and no other connection has it open; it
+// reports whether it did. Importers use it to leave nothing behind when an
+// import into a file they created fails.
+//
+// Another import may have opened the same new file and not yet written
+// its first table. A connection in WAL mode would go on writing into the
+// deleted file without an error, so the file is first taken out of WAL
+// mode, which SQLite refuses (SQLITE_BUSY) while any other connection has
+// it open: then it stays. A connection that opens it after that writes in
+// rollback-journal mode, where SQLite refuses to write to a file deleted
+// while open (SQLITE_READONLY_DBMOVED): that import fails instead of
+// reporting rows that are nowhere.
 func RemoveIfEmpty(ctx context.Context, path string) (bool, error) {
+	return removeIfEmptyThen(ctx, path, nil)
+}
+
+// removeIfEmptyThen is RemoveIfEmpty; beforeRemove, when not nil, runs
+// after the checks, just before the files are removed (tests open the file
+// there, as another import may).
+func removeIfEmptyThen(ctx context.Context, path string, beforeRemove func()) (bool, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false, err
@@ -121,18 +156,38 @@ func RemoveIfEmpty(ctx context.Context, path string) (bool, error) {
 		return false, err
 	}
 	defer conn.Close()
+	const countTables = "SELECT count(*) FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite!_%' ESCAPE '!'"
+	var n int
+	if err := conn.QueryRowContext(ctx, countTables).Scan(&n); err != nil {
+		return false, err
+	}
+	if n > 0 {
+		return false, nil
+	}
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = DELETE").Scan(&mode); err != nil {
+		if IsBusy(err) {
+			return false, nil // another connection has it open
+		}
+		return false, err
+	}
+	if !strings.EqualFold(mode, "delete") {
+		return false, nil // SQLite kept the mode: not ours alone
+	}
 	// The write lock: an import that has just started in the same file
 	// holds it (or takes it first), and then the file is not removed.
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return false, err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") //nolint:errcheck // nothing was written
-	var n int
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite!_%' ESCAPE '!'").Scan(&n); err != nil {
+	if err := conn.QueryRowContext(ctx, countTables).Scan(&n); err != nil {
 		return false, err
 	}
 	if n > 0 {
 		return false, nil
+	}
+	if beforeRemove != nil {
+		beforeRemove()
 	}
 	var firstErr error
 	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
