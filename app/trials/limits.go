@@ -261,8 +261,9 @@ func (c *jsonClip) write(p []byte) {
 			continue
 		default:
 			// A character (or an escape, at b == '\\') starts here: the
-			// place to cut.
-			if !c.cutting && c.n >= int64(c.max) && !isContinuation(b) {
+			// place to cut (or, in bytes that are not UTF-8, anywhere
+			// after a character's length).
+			if !c.cutting && c.n >= int64(c.max) && (!isContinuation(b) || c.n >= int64(c.max+utf8.UTFMax-1)) {
 				c.cutting = true
 			}
 			if b == '\\' {
