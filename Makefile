@@ -57,15 +57,18 @@ staticcheck:
 ## packages under the race detector (it needs cgo and gcc, not the GL headers: the ci tag
 ## leaves Fyne's GL driver out)
 RACE_PKGS := ./ui/ ./app/
+# Tests talk only to the servers they start: a developer's OLLAMA_HOST (which wins over a
+# workspace's saved host) must not send them elsewhere.
+TESTENV   := env -u OLLAMA_HOST
 unit:
-	CGO_ENABLED=0 $(GO) test -tags ci $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(RACE_PKGS))")
-	CGO_ENABLED=1 $(GO) test -race -tags ci -timeout 30m $(RACE_PKGS)
+	$(TESTENV) CGO_ENABLED=0 $(GO) test -tags ci $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(RACE_PKGS))")
+	$(TESTENV) CGO_ENABLED=1 $(GO) test -race -tags ci -timeout 30m $(RACE_PKGS)
 
 ## integration: builds the Ollama server from the Go module proxy into ~/.cache/clinsight
 ## (about 15 minutes the first time, reused afterwards), then runs the real-server tests
 integration:
 	bash scripts/ollama-server.sh build >/dev/null
-	CGO_ENABLED=0 $(GO) test -tags ci,integration -run Integration ./localllm/ ./app/ ./app/impression/ ./app/cohort/ ./app/cli/ ./app/trials/
+	$(TESTENV) CGO_ENABLED=0 $(GO) test -tags ci,integration -run Integration ./localllm/ ./app/ ./app/impression/ ./app/cohort/ ./app/cli/ ./app/trials/
 
 cgo-build:
 	CGO_ENABLED=1 $(GO) build -o /dev/null .
