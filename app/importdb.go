@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/clinsight/clinsight/datasets"
 )
@@ -81,10 +82,23 @@ func withWritableDB[R any](ctx context.Context, ws *Workspace, db string, fn fun
 	return res, nil
 }
 
+// sqliteCompanions are the endings of the files SQLite keeps beside a
+// database: its rollback journal, write-ahead log and shared-memory index.
+var sqliteCompanions = [...]string{"-journal", "-wal", "-shm"}
+
 // checkWritable refuses a path that is the file of a data source
-// registered read-only: the same path, or the same file reached through a
-// link.
+// registered read-only (the same path, or the same file reached through a
+// link), and one where SQLite keeps the journal of an existing database:
+// a database written there would be taken for that journal, and damage or
+// lock out the database beside it.
 func (ws *Workspace) checkWritable(path string) error {
+	for _, suffix := range sqliteCompanions {
+		if db, ok := strings.CutSuffix(path, suffix); ok {
+			if fi, err := os.Stat(db); err == nil && fi.Mode().IsRegular() {
+				return fmt.Errorf("%s is where SQLite keeps the journal of the database %s, which a database written there would damage; choose another file name", path, db)
+			}
+		}
+	}
 	target, terr := os.Stat(path)
 	for _, s := range ws.Config().Sources {
 		if s.Kind != SourceSQLite {
