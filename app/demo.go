@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -47,7 +48,9 @@ const keptDemoSource = "demo-kept"
 //     user imported into it (DemoResult.Reused);
 //   - an earlier demo database that is replaced (an older layout, or force)
 //     is first moved aside; when it holds tables or views the new demo does
-//     not have, it is kept under a new name and registered as its own data
+//     not have, or its tables hold other numbers of rows than were
+//     generated (literature, trials or reports imported into the demo
+//     source), it is kept under a new name and registered as its own data
 //     source, and a notice says so. Otherwise, holding only what Clinsight
 //     generated, it is deleted.
 func (ws *Workspace) InitDemo(ctx context.Context, opts demo.Options, force bool) (DemoResult, error) {
@@ -175,6 +178,17 @@ func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error
 		if _, err := db.ExecContext(ctx, "INSERT OR REPLACE INTO clinsight_metadata (key, value) VALUES (?, ?)", demoLayoutKey, demoLayout); err != nil {
 			return struct{}{}, fmt.Errorf("record the demo layout: %w", err)
 		}
+		counts, err := rowCounts(ctx, db)
+		if err != nil {
+			return struct{}{}, fmt.Errorf("record the demo's row counts: %w", err)
+		}
+		raw, err := json.Marshal(counts)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if _, err := db.ExecContext(ctx, "INSERT OR REPLACE INTO clinsight_metadata (key, value) VALUES (?, ?)", demoRowsKey, string(raw)); err != nil {
+			return struct{}{}, fmt.Errorf("record the demo's row counts: %w", err)
+		}
 		return struct{}{}, nil
 	})
 	return err
@@ -246,8 +260,16 @@ func (ws *Workspace) keepOrDropOldDemo(ctx context.Context, aside, path string) 
 		return fmt.Sprintf("The file that was in the demo's place (%s) could not be read as a database; it was kept as %s and new demo data was created.", filepath.Base(path), aside), nil
 	}
 	if len(extra) == 0 {
-		removeDBFiles(ws, aside)
-		return "", nil
+		changed, err := changedDemoTables(ctx, aside)
+		if err != nil {
+			ws.logger.Warn("earlier demo database unreadable, kept", "kept_as", aside, "err", err)
+			return fmt.Sprintf("The earlier demo database (%s) could not be checked for data added to it; it was kept as %s and new demo data was created.", filepath.Base(path), aside), nil
+		}
+		if len(changed) == 0 {
+			removeDBFiles(ws, aside)
+			return "", nil
+		}
+		extra = changed
 	}
 	name := keptDemoSource
 	for n := 2; ; n++ {
@@ -256,12 +278,86 @@ func (ws *Workspace) keepOrDropOldDemo(ctx context.Context, aside, path string) 
 		}
 		name = keptDemoSource + "-" + strconv.Itoa(n)
 	}
-	if _, err := ws.RegisterImported(name, aside, SourceCSV, "the earlier demo database, kept because it holds tables Clinsight did not create: "+strings.Join(extra, ", ")); err != nil {
+	if _, err := ws.RegisterImported(name, aside, SourceCSV, "the earlier demo database, kept because it holds data Clinsight did not create: "+strings.Join(extra, ", ")); err != nil {
 		return "", fmt.Errorf("the earlier demo database is kept as %s, but could not be registered: %w", aside, err)
 	}
 	ws.logger.Warn("earlier demo database held user tables; kept and registered", "kept_as", aside, "source", name, "tables", extra)
-	return fmt.Sprintf("The earlier demo database also held tables Clinsight did not create (%s). Nothing was deleted: it was kept as %s and registered as the data source %q, and new demo data was created. Import your own data into a data source of its own rather than into the demo.",
+	return fmt.Sprintf("The earlier demo database also held data Clinsight did not create (%s). Nothing was deleted: it was kept as %s and registered as the data source %q, and new demo data was created. Import your own data into a data source of its own rather than into the demo.",
 		strings.Join(extra, ", "), aside, name), nil
+}
+
+// demoRowsKey records in clinsight_metadata the rows each table of the demo
+// had when it was generated (JSON: table name to count), so that rows added
+// later, such as literature imported into the demo source, are recognised
+// as the user's.
+const demoRowsKey = "clinsight_demo_rows"
+
+// rowCounts counts the rows of every table and view of a database but
+// clinsight_metadata (which holds the counts).
+func rowCounts(ctx context.Context, db *sql.DB) (map[string]int64, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite!_%' ESCAPE '!' AND name <> 'clinsight_metadata'")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	counts := make(map[string]int64, len(names))
+	for _, n := range names {
+		var c int64
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+datasets.QuoteIdent(n)).Scan(&c); err != nil {
+			return nil, fmt.Errorf("count the rows of %s: %w", n, err)
+		}
+		counts[n] = c
+	}
+	return counts, nil
+}
+
+// changedDemoTables lists the tables of a demo database whose row count
+// differs from the one recorded when it was generated (described as
+// "rows added to X"). A demo without that record (made by an earlier
+// version) cannot be told apart from one the user added to, and counts as
+// changed.
+func changedDemoTables(ctx context.Context, path string) ([]string, error) {
+	db, err := datasets.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var raw string
+	err = db.QueryRowContext(ctx, "SELECT value FROM clinsight_metadata WHERE key = ?", demoRowsKey).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return []string{"rows that may have been added to its tables (it has no record of what was generated)"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var want map[string]int64
+	if err := json.Unmarshal([]byte(raw), &want); err != nil {
+		return nil, fmt.Errorf("the demo's row record: %w", err)
+	}
+	have, err := rowCounts(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for n, c := range have {
+		if w, ok := want[n]; !ok || w != c {
+			changed = append(changed, "rows added to "+n)
+		}
+	}
+	slices.Sort(changed)
+	return changed, nil
 }
 
 // extraTables lists the tables and views of the database at oldPath that
