@@ -30,6 +30,9 @@ type Mention struct {
 // aggregation does (a positive wins, then uncertain, then negative); No
 // Finding is positive when nothing but support devices is positive or
 // uncertain, and blank otherwise. Observations never mentioned are Blank.
+// Only the first maxLabelBytes of text are read (a report's findings and
+// impression at their import bounds), so a huge text costs no more than
+// that.
 func LabelText(text string) Labels {
 	labels, _ := labelText(text, false)
 	return labels
@@ -43,6 +46,9 @@ func Mentions(text string) []Mention {
 }
 
 func labelText(text string, keep bool) (Labels, []Mention) {
+	if len(text) > maxLabelBytes {
+		text = text[:maxLabelBytes]
+	}
 	r := compiledRules
 	found := [NumObservations][]Label{}
 	var mentions []Mention
@@ -107,7 +113,9 @@ type sentence struct {
 }
 
 // splitSentences lowercases text and splits it into sentences at . ! ? ;
-// and line breaks (a period between digits stays inside the number).
+// and line breaks (a period between digits stays inside the number). A
+// sentence longer than maxSentenceWords words is split after each
+// maxSentenceWords (classifying a sentence costs the square of its words).
 func splitSentences(text string) []sentence {
 	var out []sentence
 	var cur []string
@@ -116,6 +124,10 @@ func splitSentences(text string) []sentence {
 		if word.Len() > 0 {
 			cur = append(cur, word.String())
 			word.Reset()
+		}
+		if len(cur) >= maxSentenceWords {
+			out = append(out, sentence{toks: cur})
+			cur = nil
 		}
 	}
 	end := func(question bool) {

@@ -224,7 +224,9 @@ func ReadReferenceReports(path string) ([]ReferenceReport, error) {
 		return nil, fmt.Errorf("read reference reports: %w", err)
 	}
 	defer f.Close()
-	r := csv.NewReader(textenc.UTF8(f))
+	// Fields cut to their bound as they stream in; a record over the
+	// bound is refused.
+	r := csv.NewReader(newCSVClip(textenc.UTF8(f), ',', maxFieldBytes, maxRecordBytes))
 	header, err := r.Read()
 	if err != nil {
 		return nil, fmt.Errorf("read reference reports %s: header: %w", path, err)

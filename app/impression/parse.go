@@ -4,12 +4,14 @@ import (
 	"archive/tar"
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/csv"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +24,8 @@ type rawReport struct {
 	// report that is the whole file).
 	line                      int
 	uid, findings, impression string
+	// cuts are the fields cut to their bounds.
+	cuts []Cut
 }
 
 // Input formats.
@@ -46,15 +50,24 @@ func formatOf(name string) string {
 }
 
 // readReports reads the reports of one file in the given format, calling
-// emit for each.
-func readReports(r io.Reader, name, format string, emit func(rawReport) error) error {
+// emit for each with its fields cut to their bounds (see maxFieldBytes);
+// a report larger than maxRecordBytes is refused. ctx is checked before
+// each report.
+func readReports(ctx context.Context, r io.Reader, name, format string, emit func(rawReport) error) error {
+	checked := func(rr rawReport) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		capReport(&rr, name)
+		return emit(rr)
+	}
 	switch format {
 	case formatCSV:
-		return readCSVReports(r, name, emit)
+		return readCSVReports(r, name, checked)
 	case formatXML:
-		return readXMLReports(r, name, emit)
+		return readXMLReports(r, name, checked)
 	case formatText:
-		raw, err := io.ReadAll(r)
+		raw, err := readAllBounded(r, maxRecordBytes, "the file")
 		if err != nil {
 			return err
 		}
@@ -62,7 +75,7 @@ func readReports(r io.Reader, name, format string, emit func(rawReport) error) e
 		if f == "" && imp == "" {
 			return errors.New("no FINDINGS or IMPRESSION section header found (expected lines starting with FINDINGS: or IMPRESSION:)")
 		}
-		return emit(rawReport{uid: strings.TrimSuffix(path.Base(name), path.Ext(name)), findings: f, impression: imp})
+		return checked(rawReport{uid: strings.TrimSuffix(path.Base(name), path.Ext(name)), findings: f, impression: imp})
 	}
 	return fmt.Errorf("unsupported file type %q", path.Ext(name))
 }
@@ -87,23 +100,46 @@ func (e *csvLineError) Unwrap() error { return e.err }
 // readCSVReports reads a CSV with a header row: findings and impression
 // columns (the Open-i layout: uid,findings,impression, other columns
 // ignored), or a report column holding whole texts split by section
-// headers. A tab-separated file is recognised by its header.
+// headers. A tab-separated file is recognised by its header. Fields are
+// cut to maxFieldBytes as they stream in (noted in the report's cuts), and
+// a record larger than maxRecordBytes even so is refused.
 func readCSVReports(r io.Reader, name string, emit func(rawReport) error) error {
+	return readCSVReportsLimits(r, name, maxFieldBytes, maxRecordBytes, emit)
+}
+
+func readCSVReportsLimits(r io.Reader, name string, field, record int64, emit func(rawReport) error) error {
 	br := bufio.NewReader(textenc.UTF8(r)) // UTF-16 ("Unicode text") decoded
 	first, _ := br.Peek(4096)
-	cr := csv.NewReader(br)
+	comma := byte(',')
 	if h, _, _ := strings.Cut(string(first), "\n"); strings.Count(h, "\t") > strings.Count(h, ",") {
-		cr.Comma = '\t'
+		comma = '\t'
 	}
+	clip := newCSVClip(br, comma, field, record)
+	cr := csv.NewReader(clip)
+	cr.Comma = rune(comma)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
+	// readErr is the error of a failed read, at its line of the file.
+	readErr := func(err error) error {
+		var se *recordSizeError
+		if errors.As(clip.err, &se) {
+			return &csvLineError{line: se.line, err: se}
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return &csvLineError{line: clip.fileLine(pe.StartLine), err: pe.Err}
+		}
+		return err
+	}
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return errors.New("the file is empty")
 	}
 	if err != nil {
-		return fmt.Errorf("read the header: %w", err)
+		return fmt.Errorf("read the header: %w", readErr(err))
 	}
+	header = slices.Clone(header)
+	clip.takeCuts(1)
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
@@ -134,18 +170,36 @@ func readCSVReports(r io.Reader, name string, emit func(rawReport) error) error 
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return &csvLineError{line: pe.StartLine, err: pe.Err}
+			err = readErr(err)
+			var le *csvLineError
+			if errors.As(err, &le) {
+				return le
 			}
-			return &csvLineError{line: line, err: err}
+			line, _ := cr.FieldPos(0)
+			return &csvLineError{line: clip.fileLine(line), err: err}
 		}
+		line, _ := cr.FieldPos(0)
+		line = clip.fileLine(line)
 		rr := rawReport{line: line, uid: strings.TrimSpace(get(rec, "uid")),
 			findings: get(rec, "findings"), impression: get(rec, "impression")}
 		if rr.uid == "" {
 			rr.uid = "row " + strconv.Itoa(n)
+		}
+		for _, c := range clip.takeCuts(line) {
+			field := ""
+			for f, i := range col {
+				if i == c.col && (f != "report" || hasR && !hasF && !hasI) {
+					field = f
+				}
+			}
+			if field == "" || field == "uid" {
+				continue // a column not stored
+			}
+			if field == "report" {
+				field = header[c.col]
+			}
+			rr.cuts = append(rr.cuts, Cut{File: name, Line: line, UID: rr.uid, Field: field, Bytes: c.bytes, Kept: c.kept})
 		}
 		if hasR && !hasF && !hasI {
 			rr.findings, rr.impression = SplitSections(get(rec, "report"))
@@ -159,9 +213,21 @@ func readCSVReports(r io.Reader, name string, emit func(rawReport) error) error 
 // readXMLReports reads Open-i XML: each eCitation element is a report,
 // with <uId id="CXR1"/> and <AbstractText Label="FINDINGS"> /
 // <AbstractText Label="IMPRESSION">. A file without eCitation elements is
-// one report named after the file.
+// one report named after the file. A report (or a file without
+// eCitation elements) larger than maxRecordBytes is refused.
 func readXMLReports(r io.Reader, name string, emit func(rawReport) error) error {
-	dec := xml.NewDecoder(r)
+	return readXMLReportsLimit(r, name, maxRecordBytes, emit)
+}
+
+func readXMLReportsLimit(r io.Reader, name string, limit int64, emit func(rawReport) error) error {
+	var dec *xml.Decoder
+	what := "the file"
+	// The decoder reads ahead a buffer of the next report.
+	budget := &recordBudget{r: r, limit: limit + 4096, err: func() error {
+		line, _ := dec.InputPos()
+		return &recordSizeError{what: what, line: line, limit: limit}
+	}}
+	dec = xml.NewDecoder(budget)
 	dec.Strict = false
 	var cur *rawReport
 	var label string
@@ -181,6 +247,13 @@ func readXMLReports(r io.Reader, name string, emit func(rawReport) error) error 
 			break
 		}
 		if err != nil {
+			var se *recordSizeError
+			if errors.As(err, &se) {
+				if cur != nil {
+					se.line = cur.line
+				}
+				return &csvLineError{line: se.line, err: se}
+			}
 			line, _ := dec.InputPos()
 			return &csvLineError{line: line, err: fmt.Errorf("malformed XML: %w", err)}
 		}
@@ -190,6 +263,7 @@ func readXMLReports(r io.Reader, name string, emit func(rawReport) error) error 
 			case "eCitation":
 				line, _ := dec.InputPos()
 				cur = &rawReport{line: line}
+				budget.n, what = 0, fmt.Sprintf("the report starting on line %d", line)
 			case "uId":
 				for _, a := range t.Attr {
 					if a.Name.Local == "id" && a.Value != "" {

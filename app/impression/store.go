@@ -74,10 +74,15 @@ type ImportResult struct {
 	Total int64
 	// Duration is the wall time.
 	Duration time.Duration
+	// CutFields counts the fields longer than a report holds (over
+	// 64 KB) that were cut, their stored text ending with " […]"; Cuts
+	// notes the first 100 of them.
+	CutFields int
+	Cuts      []Cut
 }
 
-// progressEvery is how many reports pass between context checks and
-// progress reports.
+// progressEvery is how many reports pass between progress reports (the
+// context is checked before each report and each read).
 const progressEvery = 256
 
 // Import reads reports from path into the corpus table of db (created when
@@ -123,8 +128,8 @@ func Import(ctx context.Context, db *sql.DB, path string, opts ImportOptions) (I
 			if src == "" {
 				src = name
 			}
-			cr := &countingReader{r: r, n: &done}
-			return readReports(cr, name, formatOf(name), func(rr rawReport) error {
+			cr := &countingReader{ctx: ctx, r: r, n: &done}
+			return readReports(ctx, cr, name, formatOf(name), func(rr rawReport) error {
 				rep := Report{Source: src, UID: rr.uid, Findings: rr.findings, Impression: rr.impression}
 				rep.prepare()
 				if err := insertReport(ctx, ins, rep); err != nil {
@@ -134,6 +139,12 @@ func Import(ctx context.Context, db *sql.DB, path string, opts ImportOptions) (I
 					return err
 				}
 				res.Reports++
+				res.CutFields += len(rr.cuts)
+				for _, c := range rr.cuts {
+					if len(res.Cuts) < maxCutNotes {
+						res.Cuts = append(res.Cuts, c)
+					}
+				}
 				if rep.Eligible {
 					res.Eligible++
 				}
@@ -143,9 +154,6 @@ func Import(ctx context.Context, db *sql.DB, path string, opts ImportOptions) (I
 					}
 				}
 				if res.Reports%progressEvery == 0 {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
 					report("import " + filepath.Base(name))
 				}
 				return nil
@@ -305,13 +313,19 @@ func readInput(in input, fn func(name string, r io.Reader) error) error {
 	return fn(filepath.Base(in.path), f)
 }
 
-// countingReader adds the bytes read to *n.
+// countingReader adds the bytes read to *n, and stops reading once ctx
+// is done (a huge field being cut is read without a report to check it
+// at).
 type countingReader struct {
-	r io.Reader
-	n *int64
+	ctx context.Context
+	r   io.Reader
+	n   *int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
 	k, err := c.r.Read(p)
 	*c.n += int64(k)
 	return k, err
@@ -392,13 +406,12 @@ func ReadReports(ctx context.Context, path string) ([]Report, error) {
 	var out []Report
 	for _, f := range files {
 		err := readInput(f, func(name string, r io.Reader) error {
-			return readReports(r, name, formatOf(name), func(rr rawReport) error {
+			var n int64
+			r = &countingReader{ctx: ctx, r: r, n: &n}
+			return readReports(ctx, r, name, formatOf(name), func(rr rawReport) error {
 				rep := Report{ID: int64(len(out) + 1), Source: name, UID: rr.uid, Findings: rr.findings, Impression: rr.impression}
 				rep.prepare()
 				out = append(out, rep)
-				if len(out)%progressEvery == 0 {
-					return ctx.Err()
-				}
 				return nil
 			})
 		})
