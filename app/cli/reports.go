@@ -59,6 +59,19 @@ transaction: an error or Ctrl-C adds nothing.`,
 					fmt.Fprintf(f.Out, "  %-27s %7d positive\n", o, n)
 				}
 			}
+			if res.CutFields > 0 {
+				what := fmt.Sprintf("%d fields were", res.CutFields)
+				if res.CutFields == 1 {
+					what = "1 field was"
+				}
+				fmt.Fprintf(f.Out, "%s longer than a report holds and cut (the stored text ends with \"[…]\"):\n", what)
+				for _, c := range res.Cuts {
+					fmt.Fprintf(f.Out, "  %s\n", escapeControls(c.String()))
+				}
+				if len(res.Cuts) < res.CutFields {
+					fmt.Fprintf(f.Out, "  ... and %d more\n", res.CutFields-len(res.Cuts))
+				}
+			}
 			return register(f, ws, db, name, app.SourceCSV, "radiology reports imported from "+filepath.Base(res.Path))
 		},
 	}
