@@ -3,6 +3,8 @@ package eval
 import (
 	"strings"
 	"unicode"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // ROUGE-1, ROUGE-2 and ROUGE-L (F1, precision, recall) exactly as Google's
@@ -71,7 +73,7 @@ func RougeTokens(text string, stem bool) []string {
 		tok := cur.String()
 		cur.Reset()
 		if stem && len(tok) > 3 {
-			tok = PorterStem(tok)
+			tok = textsearch.PorterStem(tok)
 		}
 		tokens = append(tokens, tok)
 	}

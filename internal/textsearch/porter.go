@@ -1,4 +1,4 @@
-package eval
+package textsearch
 
 // porterIrregular are the irregular forms of NLTK's PorterStemmer in its
 // default NLTK_EXTENSIONS mode, stemmed to the given paradigm directly.
@@ -13,14 +13,17 @@ var porterIrregular = map[string]string{
 	"proceed": "proceed", "exceed": "exceed", "succeed": "succeed",
 }
 
-// PorterStem stems a lowercase ASCII word as NLTK's PorterStemmer() does in
-// its default NLTK_EXTENSIONS mode (the stemmer rouge-score uses): Porter's
-// 1980 algorithm with Martin Porter's and NLTK's later extensions.
+// PorterStem stems a lower-case word as NLTK's PorterStemmer() does in its
+// default NLTK_EXTENSIONS mode (the stemmer rouge-score uses): Porter's
+// 1980 algorithm with Martin Porter's and NLTK's later extensions, so that
+// "effusions" and "effusion" give "effus" and "relational" gives "relat".
+// Words of two letters or fewer and words with a character outside ASCII
+// ("müller") are returned unchanged.
 func PorterStem(word string) string {
 	if s, ok := porterIrregular[word]; ok {
 		return s
 	}
-	if len(word) <= 2 {
+	if len(word) <= 2 || !isASCII(word) {
 		return word
 	}
 	w := []byte(word)
@@ -33,6 +36,15 @@ func PorterStem(word string) string {
 	w = porterStep5a(w)
 	w = porterStep5b(w)
 	return string(w)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // isConsonant reports whether w[i] is a consonant: not a vowel, and a 'y'

@@ -1,0 +1,69 @@
+package textsearch
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWordsAndTokens(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"The Studies of tumours, β-blockers and Müller's 5-FU", "the studies of tumours β blockers and müller s 5 fu"},
+		{"HbA1c 7.5%; T2DM\n", "hba1c 7 5 t2dm"},
+		{"", ""},
+		{"  -- ", ""},
+		{"a\xffb", "a b"}, // invalid UTF-8 separates
+	} {
+		if got := strings.Join(Words(c.in), " "); got != c.want {
+			t.Errorf("Words(%q) = %q, want %q", c.in, got, c.want)
+		}
+		var low []string
+		for _, tk := range Tokens(c.in) {
+			low = append(low, tk.Lower)
+			if !strings.Contains(c.in, tk.Text) {
+				t.Errorf("Tokens(%q): %q is not in the text", c.in, tk.Text)
+			}
+		}
+		if got := strings.Join(low, " "); got != c.want {
+			t.Errorf("Tokens(%q) lower = %q, want %q", c.in, got, c.want)
+		}
+	}
+	tk := Tokens("Known HTN, MI.")
+	if len(tk) != 3 || tk[1].Text != "HTN" || tk[1].Lower != "htn" || tk[2].Text != "MI" {
+		t.Errorf("Tokens kept %+v, want the original spellings HTN and MI", tk)
+	}
+}
+
+func TestStopWords(t *testing.T) {
+	for _, w := range []string{"the", "of", "would", "don", "t", "within"} {
+		if !IsStopWord(w) {
+			t.Errorf("%q is not a stop word", w)
+		}
+	}
+	// Words that name topics stay, whatever longer lists say.
+	for _, w := range []string{"back", "system", "first", "found", "less", "fire", "pain", "The"} {
+		if IsStopWord(w) {
+			t.Errorf("%q is a stop word", w)
+		}
+	}
+	all := StopWords()
+	if len(all) < 150 || !slices.Contains(all, "because") {
+		t.Errorf("StopWords has %d words", len(all))
+	}
+	all[0] = "pain" // a copy: the list is not changed
+	if IsStopWord("pain") {
+		t.Error("changing StopWords' result changed the list")
+	}
+}
+
+func TestAnalyzer(t *testing.T) {
+	domain := NewWordSet("study trial")
+	a := Analyzer{MinLen: 2, Stop: func(w string) bool { return IsStopWord(w) || domain.Has(w) }, Stem: PluralStem}
+	got := strings.Join(a.Terms("The Studies of tumours, β-blockers and Müller's 5-FU in two trials"), " ")
+	if want := "tumour blocker müller fu two"; got != want {
+		t.Errorf("Terms = %q, want %q", got, want)
+	}
+	if got := strings.Join(Analyzer{}.Terms("A b, C"), " "); got != "a b c" {
+		t.Errorf("zero Analyzer: %q", got)
+	}
+}
