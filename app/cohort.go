@@ -6,6 +6,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // CohortOptions adjusts the cohort-discovery pipeline of Workspace.Cohort.
@@ -18,22 +19,20 @@ type CohortOptions struct {
 	// MaxAttempts bounds the statements tried per question.
 	MaxAttempts int
 	// Progress reports the preparation stages (catalog, retrieval index).
-	Progress datasets.ProgressFunc
+	Progress progress.Func
 }
 
 // CohortIndex reads the catalog of a database (a source name or a path)
 // and builds its retrieval index in the workspace vector store, embedding
 // with the configured embedding model or the lexical fallback
 // (ChooseEmbedder). It needs no chat model.
-func (ws *Workspace) CohortIndex(ctx context.Context, db string, progress datasets.ProgressFunc) (*cohort.Index, error) {
+func (ws *Workspace) CohortIndex(ctx context.Context, db string, onProgress progress.Func) (*cohort.Index, error) {
 	path, err := ws.ResolveDB(db)
 	if err != nil {
 		return nil, err
 	}
 	report := func(stage string, done int64) {
-		if progress != nil {
-			progress(datasets.Progress{Stage: stage, Done: done, Total: 2, Unit: "steps"})
-		}
+		onProgress.Send(progress.Report{Stage: stage, Done: done, Total: 2, Unit: "steps"})
 	}
 	conn, err := datasets.OpenReadOnly(ctx, path)
 	if err != nil {

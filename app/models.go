@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -89,10 +89,10 @@ func (ws *Workspace) Status(ctx context.Context, mm localllm.ModelManager) Statu
 
 // TransferProgress converts a model transfer report (pull, import) into the
 // progress type the CLI and the UI display.
-func TransferProgress(p localllm.Progress) datasets.Progress {
+func TransferProgress(p localllm.Progress) progress.Report {
 	stage := p.Status
 	if p.Digest != "" && len(p.Digest) > 19 {
 		stage += " " + p.Digest[7:19]
 	}
-	return datasets.Progress{Stage: stage, Done: p.Completed, Total: p.Total, Unit: "bytes"}
+	return progress.Report{Stage: stage, Done: p.Completed, Total: p.Total, Unit: "bytes"}
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // Catalog describes the tables of one SQLite database together with the
@@ -175,7 +177,7 @@ type CatalogOptions struct {
 	// documentation generated from its structure.
 	GeneratedDocsOnly bool
 	// Progress, when set, receives one report per table read.
-	Progress ProgressFunc
+	Progress progress.Func
 }
 
 // Defaults of CatalogOptions.
@@ -218,7 +220,7 @@ func ReadCatalog(ctx context.Context, db *sql.DB, opts CatalogOptions) (*Catalog
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("read catalog: %w", err)
 		}
-		opts.Progress.report(Progress{Stage: "catalog: " + o.name, Done: int64(i), Total: int64(len(objs)), Unit: "tables"})
+		opts.Progress.Send(progress.Report{Stage: "catalog: " + o.name, Done: int64(i), Total: int64(len(objs)), Unit: "tables"})
 		t, err := catalogReadTable(ctx, db, o, opts)
 		if err != nil {
 			if ctx.Err() != nil { // the driver reports an interrupt in its own words
@@ -232,7 +234,7 @@ func ReadCatalog(ctx context.Context, db *sql.DB, opts CatalogOptions) (*Catalog
 		}
 		cat.Tables = append(cat.Tables, t)
 	}
-	opts.Progress.report(Progress{Stage: "catalog", Done: int64(len(objs)), Total: int64(len(objs)), Unit: "tables"})
+	opts.Progress.Send(progress.Report{Stage: "catalog", Done: int64(len(objs)), Total: int64(len(objs)), Unit: "tables"})
 	catalogResolveFKs(cat)
 
 	var docs []schemaDoc

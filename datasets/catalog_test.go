@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/datasets/realdata"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // newCatalogTestDB creates a database in a temporary folder from the given
@@ -64,7 +65,7 @@ var introspectionSchema = []string{
 func TestCatalogIntrospection(t *testing.T) {
 	db := newCatalogTestDB(t, introspectionSchema...)
 	var reports int
-	cat, err := ReadCatalog(context.Background(), db, CatalogOptions{Progress: func(Progress) { reports++ }})
+	cat, err := ReadCatalog(context.Background(), db, CatalogOptions{Progress: func(progress.Report) { reports++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestCatalogOptions(t *testing.T) {
 		}
 		cctx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		mid := CatalogOptions{Progress: func(p Progress) {
+		mid := CatalogOptions{Progress: func(p progress.Report) {
 			if p.Done == 2 {
 				cancel()
 			}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/internal/textenc"
 )
 
@@ -77,7 +78,7 @@ type CSVOptions struct {
 	LazyQuotes bool
 	// Progress receives the bytes read from the file (compressed bytes for a
 	// gzip file) with Total the file size and Stage the table name.
-	Progress ProgressFunc
+	Progress progress.Func
 	// Logger receives a summary line per import; nil logs nothing.
 	Logger *slog.Logger
 
@@ -334,7 +335,7 @@ func (imp *csvImport) run(ctx context.Context, db *sql.DB) (ImportResult, error)
 		return ImportResult{}, err
 	}
 	report := func() {
-		opts.Progress.report(Progress{Stage: table, Done: imp.counter.n, Total: imp.size, Unit: "bytes"})
+		opts.Progress.Send(progress.Report{Stage: table, Done: imp.counter.n, Total: imp.size, Unit: "bytes"})
 	}
 	report()
 
@@ -453,7 +454,7 @@ func (imp *csvImport) run(ctx context.Context, db *sql.DB) (ImportResult, error)
 		}
 		defer ins.close()
 		rows, err = imp.load(ctx, ins, &conv, sample, eof, func(done int64) {
-			opts.Progress.report(Progress{Stage: table, Done: done, Total: imp.size, Unit: "bytes"})
+			opts.Progress.Send(progress.Report{Stage: table, Done: done, Total: imp.size, Unit: "bytes"})
 		})
 		return err
 	})

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 func TestTableNameFromFile(t *testing.T) {
@@ -445,7 +447,7 @@ func TestImportCSVCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var calls atomic.Int32
-		_, err := ImportCSV(ctx, db, p, CSVOptions{SampleRows: 500, Progress: func(Progress) {
+		_, err := ImportCSV(ctx, db, p, CSVOptions{SampleRows: 500, Progress: func(progress.Report) {
 			if calls.Add(1) == 3 {
 				cancel()
 			}
@@ -480,7 +482,7 @@ func TestImportCSVCancel(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		_, err := ImportCSV(ctx, db, p, CSVOptions{Replace: true, Progress: func(p Progress) {
+		_, err := ImportCSV(ctx, db, p, CSVOptions{Replace: true, Progress: func(p progress.Report) {
 			if p.Done > 0 {
 				cancel()
 			}
@@ -506,8 +508,8 @@ func TestImportCSVProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reports []Progress
-	res, err := ImportCSV(context.Background(), db, p, CSVOptions{Progress: func(p Progress) { reports = append(reports, p) }})
+	var reports []progress.Report
+	res, err := ImportCSV(context.Background(), db, p, CSVOptions{Progress: func(p progress.Report) { reports = append(reports, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // mimicIV22Schema holds the MIMIC-IV v2.2 table and column types; see the
@@ -40,7 +42,7 @@ type MIMICOptions struct {
 	Replace bool
 	// Progress receives the bytes read over all the files, with Total their
 	// summed size and Stage the table being imported.
-	Progress ProgressFunc
+	Progress progress.Func
 	// Logger receives a line per table imported; nil logs nothing.
 	Logger *slog.Logger
 }
@@ -125,8 +127,8 @@ func ImportMIMIC(ctx context.Context, db *sql.DB, dir string, opts MIMICOptions)
 		}
 		if opts.Progress != nil {
 			base := done
-			copts.Progress = func(p Progress) {
-				opts.Progress(Progress{Stage: p.Stage, Done: base + p.Done, Total: total, Unit: "bytes"})
+			copts.Progress = func(p progress.Report) {
+				opts.Progress(progress.Report{Stage: p.Stage, Done: base + p.Done, Total: total, Unit: "bytes"})
 			}
 		}
 		r, err := ImportCSV(ctx, db, f.path, copts)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/datasets/realdata"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 func TestParseMIMICSchema(t *testing.T) {
@@ -127,8 +128,8 @@ func TestImportMIMICFixture(t *testing.T) {
 		}
 		total += fi.Size()
 	}
-	var last Progress
-	res, err := ImportMIMIC(context.Background(), db, dir, MIMICOptions{Progress: func(p Progress) {
+	var last progress.Report
+	res, err := ImportMIMIC(context.Background(), db, dir, MIMICOptions{Progress: func(p progress.Report) {
 		if p.Total != total || p.Done < last.Done {
 			t.Errorf("progress %+v after %+v: want monotonic, total %d", p, last, total)
 		}
@@ -262,7 +263,7 @@ func TestImportMIMICCancel(t *testing.T) {
 	db := newImportDB(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := ImportMIMIC(ctx, db, dir, MIMICOptions{Progress: func(p Progress) {
+	res, err := ImportMIMIC(ctx, db, dir, MIMICOptions{Progress: func(p progress.Report) {
 		if p.Stage == "labevents" && p.Done > 0 {
 			cancel()
 		}
@@ -320,7 +321,7 @@ func TestImportMIMICDemo(t *testing.T) {
 	db := newImportDB(t)
 	var reports atomic.Int64
 	start := time.Now()
-	res, err := ImportMIMIC(context.Background(), db, dir, MIMICOptions{Progress: func(Progress) { reports.Add(1) }})
+	res, err := ImportMIMIC(context.Background(), db, dir, MIMICOptions{Progress: func(progress.Report) { reports.Add(1) }})
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatal(err)

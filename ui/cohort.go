@@ -20,6 +20,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // cohortExamples is how many example questions the screen offers.
@@ -261,7 +262,7 @@ func (s *CohortScreen) withPipeline(then func(p *cohort.Pipeline)) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.cancel = cancel
 	go func() {
-		p, err := s.ws.Cohort(ctx, name, app.CohortOptions{Progress: func(pr datasets.Progress) {
+		p, err := s.ws.Cohort(ctx, name, app.CohortOptions{Progress: func(pr progress.Report) {
 			fyne.Do(func() { s.status.SetText(pr.Stage) })
 		}})
 		cancel()
@@ -616,9 +617,9 @@ func (s *CohortScreen) ExportCohort(path string) {
 		return
 	}
 	total := int64(len(ans.Result.Rows))
-	runTask(s.ctx, s.window, "Export cohort", func(ctx context.Context, progress datasets.ProgressFunc) error {
+	runTask(s.ctx, s.window, "Export cohort", func(ctx context.Context, report progress.Func) error {
 		_, err := cohort.ExportWorkbook(ctx, path, ans, s.version, func(n int64) {
-			progress(datasets.Progress{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
+			report(progress.Report{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
 		})
 		return err
 	}, func(err error) {

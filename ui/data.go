@@ -17,6 +17,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // browseRows is how many rows the Browse tab shows of a table.
@@ -309,10 +310,10 @@ func (s *DataScreen) ExportResult(path string) {
 	prov := export.Provenance{AppVersion: s.version, DataSource: s.ws.SourcePath(src), Query: query, Created: time.Now()}
 	prov.Add("Data source name", src.Name)
 	prov.Add("Rows", len(res.Rows))
-	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, progress datasets.ProgressFunc) error {
+	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		total := int64(len(res.Rows))
 		_, err := app.ExportResult(ctx, path, res, prov, func(n int64) {
-			progress(datasets.Progress{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
+			report(progress.Report{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
 		})
 		return err
 	}, func(err error) {
@@ -327,16 +328,16 @@ func (s *DataScreen) ExportResult(path string) {
 
 // ImportCSV imports a CSV file into the workspace with progress and Cancel.
 func (s *DataScreen) ImportCSV(path string) *task {
-	return runTask(s.ctx, s.window, "Import CSV", func(ctx context.Context, progress datasets.ProgressFunc) error {
-		_, err := s.ws.ImportCSVToWorkspace(ctx, path, datasets.CSVOptions{Progress: progress})
+	return runTask(s.ctx, s.window, "Import CSV", func(ctx context.Context, report progress.Func) error {
+		_, err := s.ws.ImportCSVToWorkspace(ctx, path, datasets.CSVOptions{Progress: report})
 		return err
 	}, s.afterImport)
 }
 
 // ImportMIMIC imports a MIMIC-IV folder into the workspace.
 func (s *DataScreen) ImportMIMIC(dir string) *task {
-	return runTask(s.ctx, s.window, "Import MIMIC-IV", func(ctx context.Context, progress datasets.ProgressFunc) error {
-		_, err := s.ws.ImportMIMICToWorkspace(ctx, dir, datasets.MIMICOptions{Progress: progress})
+	return runTask(s.ctx, s.window, "Import MIMIC-IV", func(ctx context.Context, report progress.Func) error {
+		_, err := s.ws.ImportMIMICToWorkspace(ctx, dir, datasets.MIMICOptions{Progress: report})
 		return err
 	}, s.afterImport)
 }

@@ -25,8 +25,8 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/meta"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // evidenceSaveDelay is how long the screen waits after an edit before it
@@ -245,8 +245,8 @@ func (s *EvidenceScreen) ImportLiterature(path string) {
 		return
 	}
 	var summary string
-	s.running = runTask(s.ctx, s.window, "Import literature", func(ctx context.Context, progress datasets.ProgressFunc) error {
-		n, err := s.ws.ImportLiteratureToWorkspace(ctx, []string{path}, evidence.ImportOptions{Progress: progress}, func(res evidence.ImportResult) {
+	s.running = runTask(s.ctx, s.window, "Import literature", func(ctx context.Context, report progress.Func) error {
+		n, err := s.ws.ImportLiteratureToWorkspace(ctx, []string{path}, evidence.ImportOptions{Progress: report}, func(res evidence.ImportResult) {
 			summary = fmt.Sprintf("%s: %d records (%d new, %d updated)", res.Format, res.Records, res.Added, res.Updated)
 			if len(res.FullTexts) > 0 {
 				chunks := 0
@@ -877,7 +877,7 @@ func (s *EvidenceScreen) relayout() {
 // the project, is shown and saved, and applied (if not nil) runs; on a
 // failure or Cancel the project and every edit stay as they were and a
 // notice says why.
-func (s *EvidenceScreen) runStep(title string, work func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error, applied func()) {
+func (s *EvidenceScreen) runStep(title string, work func(ctx context.Context, sess *evidence.Session, report progress.Func) error, applied func()) {
 	if s.project == nil {
 		s.setNotice("Create or open a review project first.")
 		return
@@ -891,8 +891,8 @@ func (s *EvidenceScreen) runStep(title string, work func(ctx context.Context, se
 		s.setNotice(err.Error())
 		return
 	}
-	s.running = runTask(s.ctx, s.window, title, func(ctx context.Context, progress datasets.ProgressFunc) error {
-		progress(datasets.Progress{Stage: "Opening the literature of " + cp.Source})
+	s.running = runTask(s.ctx, s.window, title, func(ctx context.Context, report progress.Func) error {
+		report(progress.Report{Stage: "Opening the literature of " + cp.Source})
 		sess, err := s.ws.OpenReview(ctx, cp)
 		if err != nil {
 			return err
@@ -902,7 +902,7 @@ func (s *EvidenceScreen) runStep(title string, work func(ctx context.Context, se
 				s.ws.Logger().Warn("evidence screen: closing the review session", "err", cerr)
 			}
 		}()
-		return work(ctx, sess, progress)
+		return work(ctx, sess, report)
 	}, func(err error) {
 		defer s.done()
 		s.running = nil
@@ -939,19 +939,19 @@ func (s *EvidenceScreen) runStep(title string, work func(ctx context.Context, se
 	})
 }
 
-// stepProgress adapts a datasets.ProgressFunc to the session's
+// stepProgress adapts a progress.Func to the session's
 // done-of-total callbacks.
-func stepProgress(progress datasets.ProgressFunc, verb string) func(done, total int) {
+func stepProgress(report progress.Func, verb string) func(done, total int) {
 	return func(done, total int) {
-		progress(datasets.Progress{Stage: fmt.Sprintf("%s %d of %d studies", verb, done, total), Done: int64(done), Total: int64(total), Unit: "studies"})
+		report(progress.Report{Stage: fmt.Sprintf("%s %d of %d studies", verb, done, total), Done: int64(done), Total: int64(total), Unit: "studies"})
 	}
 }
 
 // SuggestTerms asks the model for search terms from the PICO and shows
 // them on the Search step.
 func (s *EvidenceScreen) SuggestTerms() {
-	s.runStep("Suggesting search terms", func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
-		progress(datasets.Progress{Stage: "Asking the chat model for search terms"})
+	s.runStep("Suggesting search terms", func(ctx context.Context, sess *evidence.Session, report progress.Func) error {
+		report(progress.Report{Stage: "Asking the chat model for search terms"})
 		return sess.SuggestTerms(ctx)
 	}, func() { s.steps.SelectIndex(1) })
 }
@@ -972,24 +972,24 @@ func (s *EvidenceScreen) Search() {
 	if err != nil {
 		limit, _ = strconv.Atoi(defaultSearchLimit)
 	}
-	s.runStep("Searching the literature", func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
-		progress(datasets.Progress{Stage: "Searching " + sess.Project.Source})
+	s.runStep("Searching the literature", func(ctx context.Context, sess *evidence.Session, report progress.Func) error {
+		report(progress.Report{Stage: "Searching " + sess.Project.Source})
 		return sess.Search(ctx, limit)
 	}, nil)
 }
 
 // SuggestCriteria asks the model for eligibility criteria from the PICO.
 func (s *EvidenceScreen) SuggestCriteria() {
-	s.runStep("Suggesting eligibility criteria", func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
-		progress(datasets.Progress{Stage: "Asking the chat model for eligibility criteria"})
+	s.runStep("Suggesting eligibility criteria", func(ctx context.Context, sess *evidence.Session, report progress.Func) error {
+		report(progress.Report{Stage: "Asking the chat model for eligibility criteria"})
 		return sess.SuggestCriteria(ctx)
 	}, nil)
 }
 
 // Screen screens the candidates against the criteria.
 func (s *EvidenceScreen) Screen() {
-	s.runStep("Screening", func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
-		return sess.Screen(ctx, stepProgress(progress, "Screened"))
+	s.runStep("Screening", func(ctx context.Context, sess *evidence.Session, report progress.Func) error {
+		return sess.Screen(ctx, stepProgress(report, "Screened"))
 	}, nil)
 }
 
@@ -1009,8 +1009,8 @@ func (s *EvidenceScreen) ExtractResults() {
 // cited chunks) and calls shown.
 func (s *EvidenceScreen) extractStep(title, verb string, extract func(*evidence.Session, context.Context, func(done, total int)) error, shown func()) {
 	var texts map[string]evidence.StudyText
-	s.runStep(title, func(ctx context.Context, sess *evidence.Session, progress datasets.ProgressFunc) error {
-		err := extract(sess, ctx, stepProgress(progress, verb))
+	s.runStep(title, func(ctx context.Context, sess *evidence.Session, report progress.Func) error {
+		err := extract(sess, ctx, stepProgress(report, verb))
 		got, terr := sess.StudyTexts(ctx, sess.Project.Included())
 		if terr != nil {
 			// The extraction stands; the texts are read again when shown.
@@ -2364,8 +2364,8 @@ func (s *EvidenceScreen) ExportWorkbook(path string) {
 		return
 	}
 	prov := export.Provenance{AppVersion: s.version, DataSource: cp.Source, Created: time.Now()}
-	s.running = runTask(s.ctx, s.window, "Export workbook", func(ctx context.Context, progress datasets.ProgressFunc) error {
-		progress(datasets.Progress{Stage: "Reading the studies"})
+	s.running = runTask(s.ctx, s.window, "Export workbook", func(ctx context.Context, report progress.Func) error {
+		report(progress.Report{Stage: "Reading the studies"})
 		sess, err := s.ws.OpenReview(ctx, cp)
 		if err != nil {
 			return err
@@ -2375,7 +2375,7 @@ func (s *EvidenceScreen) ExportWorkbook(path string) {
 				s.ws.Logger().Warn("evidence screen: closing the review session", "err", cerr)
 			}
 		}()
-		progress(datasets.Progress{Stage: "Writing " + path})
+		report(progress.Report{Stage: "Writing " + path})
 		_, err = sess.ExportWorkbook(ctx, path, prov, nil)
 		return err
 	}, func(err error) {

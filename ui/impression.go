@@ -15,8 +15,8 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/impression"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // demoFindingsSeed seeds the synthetic example findings of the screen.
@@ -459,7 +459,7 @@ func (s *ImpressionsScreen) RunBatch(path string) {
 	}
 	var rows []impression.ExportRow
 	s.setBusy(true)
-	runTask(s.ctx, s.window, "Batch impressions", func(ctx context.Context, progress datasets.ProgressFunc) error {
+	runTask(s.ctx, s.window, "Batch impressions", func(ctx context.Context, report progress.Func) error {
 		reports, err := impression.ReadReports(ctx, path)
 		if err != nil {
 			return err
@@ -473,7 +473,7 @@ func (s *ImpressionsScreen) RunBatch(path string) {
 				return err
 			}
 			rows = append(rows, impression.ExportRow{UID: r.UID, Result: res, Reference: r.Impression})
-			progress(datasets.Progress{Stage: fmt.Sprintf("Report %d of %d", i+1, len(reports)), Done: int64(i + 1), Total: int64(len(reports)), Unit: "reports"})
+			report(progress.Report{Stage: fmt.Sprintf("Report %d of %d", i+1, len(reports)), Done: int64(i + 1), Total: int64(len(reports)), Unit: "reports"})
 		}
 		return nil
 	}, func(err error) {
@@ -512,9 +512,9 @@ func (s *ImpressionsScreen) ExportWorkbook(path string) {
 	if src, ok := s.ws.Source(s.source); ok {
 		prov.Add("Data source path", s.ws.SourcePath(src))
 	}
-	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, progress datasets.ProgressFunc) error {
+	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		_, err := impression.ExportWorkbook(ctx, path, rows, impressionOptionsForExport(opts), prov, func(n int64) {
-			progress(datasets.Progress{Stage: "Writing " + path, Done: n, Unit: "rows"})
+			report(progress.Report{Stage: "Writing " + path, Done: n, Unit: "rows"})
 		})
 		return err
 	}, func(err error) {

@@ -19,7 +19,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/clinsight/clinsight/app/meta"
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // pastedSource names pasted CSV text in messages and the provenance.
@@ -593,8 +593,8 @@ func (s *MetaScreen) ExportWorkbook(path string) {
 		source = pastedSource
 	}
 	prov := meta.NewProvenance(s.version, source, s.spec)
-	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, progress datasets.ProgressFunc) error {
-		progress(datasets.Progress{Stage: "Writing " + path})
+	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
+		report(progress.Report{Stage: "Writing " + path})
 		_, err := meta.ExportWorkbook(ctx, path, studies, res, plotPNG, prov)
 		return err
 	}, func(err error) {

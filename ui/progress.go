@@ -8,8 +8,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
-
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // task runs long work off the UI goroutine behind a modal dialog with a
@@ -24,7 +23,7 @@ type task struct {
 // runTask starts work with a cancellable context. Progress reported through
 // the ProgressFunc moves the bar; done is called on the UI goroutine with
 // work's error (nil on success, context.Canceled after Cancel).
-func runTask(parent context.Context, w fyne.Window, title string, work func(ctx context.Context, progress datasets.ProgressFunc) error, done func(error)) *task {
+func runTask(parent context.Context, w fyne.Window, title string, work func(ctx context.Context, progress progress.Func) error, done func(error)) *task {
 	ctx, cancel := context.WithCancel(parent)
 	t := &task{bar: widget.NewProgressBar(), label: widget.NewLabel("Starting…"), cancel: cancel}
 	t.label.Wrapping = fyne.TextWrapWord
@@ -37,7 +36,7 @@ func runTask(parent context.Context, w fyne.Window, title string, work func(ctx 
 	t.dialog.Resize(fyne.NewSize(460, 160))
 	t.dialog.Show()
 	go func() {
-		err := work(ctx, func(p datasets.Progress) {
+		err := work(ctx, func(p progress.Report) {
 			fyne.Do(func() {
 				if p.Total > 0 {
 					t.bar.SetValue(float64(p.Done) / float64(p.Total))

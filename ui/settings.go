@@ -18,7 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/clinsight/clinsight/app"
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -294,12 +294,12 @@ func (s *SettingsScreen) ImportGGUF(name, path string) {
 // transfer runs a model download or import behind a progress dialog and
 // refreshes the model lists afterwards.
 func (s *SettingsScreen) transfer(title string, work func(context.Context, *localllm.Client, func(localllm.Progress)) error) {
-	runTask(s.ctx, s.window, title, func(ctx context.Context, progress datasets.ProgressFunc) error {
+	runTask(s.ctx, s.window, title, func(ctx context.Context, report progress.Func) error {
 		client, err := s.ws.ModelClient()
 		if err != nil {
 			return err
 		}
-		return work(ctx, client, func(p localllm.Progress) { progress(app.TransferProgress(p)) })
+		return work(ctx, client, func(p localllm.Progress) { report(app.TransferProgress(p)) })
 	}, func(err error) {
 		defer s.done()
 		if err != nil && !errors.Is(err, context.Canceled) {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/trials"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // trialColumns are the columns of the ranked trials table.
@@ -187,8 +187,8 @@ func (s *TrialsScreen) Match() {
 	useModel, flt, rec := s.useModel.Checked, s.filters.Checked, s.recruiting.Checked
 	var res *trials.Result
 	s.matchBtn.Disable()
-	s.running = runTask(s.ctx, s.window, "Matching trials", func(ctx context.Context, progress datasets.ProgressFunc) error {
-		progress(datasets.Progress{Stage: "Opening the trials"})
+	s.running = runTask(s.ctx, s.window, "Matching trials", func(ctx context.Context, report progress.Func) error {
+		report(progress.Report{Stage: "Opening the trials"})
 		m, err := s.ws.Trials(ctx, src, app.TrialsOptions{NoModel: !useModel})
 		if err != nil {
 			return err
@@ -197,7 +197,7 @@ func (s *TrialsScreen) Match() {
 		res, err = m.Match(ctx, trials.Request{
 			Patient: text, Top: 50, UseModel: useModel, FilterAge: flt, FilterSex: flt, RecruitingOnly: rec,
 			Progress: func(stage string, done, total int) {
-				progress(datasets.Progress{Stage: stage, Done: int64(done), Total: int64(total), Unit: "trials"})
+				report(progress.Report{Stage: stage, Done: int64(done), Total: int64(total), Unit: "trials"})
 			},
 		})
 		if res != nil {
@@ -406,8 +406,8 @@ func (s *TrialsScreen) ExportWorkbook(path string) {
 		prov.Models = append(prov.Models, res.Model)
 	}
 	prov.Models = append(prov.Models, res.Embedder)
-	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, progress datasets.ProgressFunc) error {
-		progress(datasets.Progress{Stage: "Writing " + path})
+	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
+		report(progress.Report{Stage: "Writing " + path})
 		_, err := trials.ExportWorkbook(ctx, path, res, prov)
 		return err
 	}, func(err error) {

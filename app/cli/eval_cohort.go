@@ -13,9 +13,9 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/app/eval"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/atomicfile"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // attachCohortEval adds the cohort pipeline's evaluations ("eval retrieval",
@@ -176,7 +176,7 @@ Per-question results go to OUT.json and OUT.xlsx.`,
 			}
 			defer p.Close()
 			rep, err := cohort.EvaluateEHRSQL(ctx, p, items, func(done, total int) {
-				pp.Report(datasets.Progress{Stage: "EHRSQL " + split, Done: int64(done), Total: int64(total), Unit: "questions"})
+				pp.Report(progress.Report{Stage: "EHRSQL " + split, Done: int64(done), Total: int64(total), Unit: "questions"})
 			})
 			pp.Done()
 			if err != nil {

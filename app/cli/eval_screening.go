@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clinsight/clinsight/app/evidence"
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // attachEvidence adds the evidence-synthesis commands: "evidence" (import,
@@ -136,10 +136,10 @@ func evalScreeningWithModel(cmd *cobra.Command, f *Factory, reviews []evidence.R
 		pp = newProgressPrinter(f.Err)
 		m.Progress = func(p evidence.EvalProgress) {
 			if p.Stage == evidence.EvalStageCriteria {
-				pp.Report(datasets.Progress{Stage: "eligibility criteria", Done: int64(p.ReviewsDone), Total: int64(p.Reviews), Unit: "reviews"})
+				pp.Report(progress.Report{Stage: "eligibility criteria", Done: int64(p.ReviewsDone), Total: int64(p.Reviews), Unit: "reviews"})
 				return
 			}
-			pp.Report(datasets.Progress{Stage: "screening", Done: int64(p.StudiesDone), Total: int64(p.Studies),
+			pp.Report(progress.Report{Stage: "screening", Done: int64(p.StudiesDone), Total: int64(p.Studies),
 				Unit: fmt.Sprintf("studies; %d of %d reviews done", p.ReviewsDone, p.Reviews)})
 		}
 	}

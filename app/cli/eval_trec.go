@@ -12,8 +12,8 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/eval"
 	"github.com/clinsight/clinsight/app/trials"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/internal/atomicfile"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // attachTrialsEval adds "eval trec" (trial ranking) to root's "eval"
@@ -95,7 +95,7 @@ the topics present in both the run and the qrels. --pool ranks, for each topic, 
 				run, scores, err = m.Evaluate(cmd.Context(), topics, qrels, trials.EvalOptions{
 					UseModel: !noLLM, Pool: pool, FilterAge: filters, FilterSex: filters, Depth: depth,
 					Progress: func(done, total int) {
-						pp.Report(datasets.Progress{Stage: "Ranking topics", Done: int64(done), Total: int64(total), Unit: "topics"})
+						pp.Report(progress.Report{Stage: "Ranking topics", Done: int64(done), Total: int64(total), Unit: "topics"})
 					},
 				})
 				pp.Done()

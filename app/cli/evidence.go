@@ -16,6 +16,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -496,7 +497,7 @@ with --criteria).`,
 			if !asJSON {
 				pp = newProgressPrinter(f.Err)
 				opts.Progress = func(done, total int) {
-					pp.Report(datasets.Progress{Stage: "screening", Done: int64(done), Total: int64(total), Unit: "studies"})
+					pp.Report(progress.Report{Stage: "screening", Done: int64(done), Total: int64(total), Unit: "studies"})
 				}
 			}
 			results, err := s.ScreenAll(ctx, records, opts)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/meta"
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -138,14 +138,14 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 			}
 			x := &evidence.Extractor{Chat: client, Model: out.Model, Options: reviewOptions()}
 			var pp *progressPrinter
-			var progress func(done, total int)
+			var onExtracted func(done, total int)
 			if !asJSON {
 				pp = newProgressPrinter(f.Err)
-				progress = func(done, total int) {
-					pp.Report(datasets.Progress{Stage: "extracting", Done: int64(done), Total: int64(total), Unit: "studies"})
+				onExtracted = func(done, total int) {
+					pp.Report(progress.Report{Stage: "extracting", Done: int64(done), Total: int64(total), Unit: "studies"})
 				}
 			}
-			out.Studies = extractStudies(ctx, corpus, x, studyIDs, labels, out.Fields, out.Result, concurrency, progress)
+			out.Studies = extractStudies(ctx, corpus, x, studyIDs, labels, out.Fields, out.Result, concurrency, onExtracted)
 			if pp != nil {
 				pp.Done()
 			}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // progressPrinter shows progress of long work on stderr: redrawn in place on
@@ -26,8 +26,8 @@ func newProgressPrinter(w io.Writer) *progressPrinter {
 	return &progressPrinter{w: w, terminal: isTerminal(w), lastTenth: -1}
 }
 
-// Report is a datasets.ProgressFunc.
-func (p *progressPrinter) Report(pr datasets.Progress) {
+// Report is a progress.Func.
+func (p *progressPrinter) Report(pr progress.Report) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pct := int64(-1)
@@ -63,7 +63,7 @@ func (p *progressPrinter) Done() {
 	}
 }
 
-func describe(pr datasets.Progress, pct int64) string {
+func describe(pr progress.Report, pct int64) string {
 	amount := fmt.Sprintf("%d %s", pr.Done, pr.Unit)
 	if pr.Unit == "bytes" || pr.Unit == "" {
 		amount = humanBytes(pr.Done)

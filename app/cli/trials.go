@@ -10,8 +10,8 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/trials"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 func newTrialsCmd(f *Factory) *cobra.Command {
@@ -74,7 +74,7 @@ func newTrialsImportCmd(f *Factory) *cobra.Command {
 			defer m.Close()
 			start := time.Now()
 			n, err := m.IndexItems(cmd.Context(), func(done, total int) {
-				pp.Report(datasets.Progress{Stage: "Embedding conditions and interventions", Done: int64(done), Total: int64(total), Unit: "items"})
+				pp.Report(progress.Report{Stage: "Embedding conditions and interventions", Done: int64(done), Total: int64(total), Unit: "items"})
 			})
 			pp.Done()
 			if err != nil {
@@ -119,7 +119,7 @@ func newTrialsMatchCmd(f *Factory) *cobra.Command {
 				FilterAge: !noFlt, FilterSex: !noFlt, RecruitingOnly: recruiting,
 				Progress: func(stage string, done, total int) {
 					if total > 0 {
-						pp.Report(datasets.Progress{Stage: stage, Done: int64(done), Total: int64(total), Unit: "trials"})
+						pp.Report(progress.Report{Stage: stage, Done: int64(done), Total: int64(total), Unit: "trials"})
 					}
 				},
 			})

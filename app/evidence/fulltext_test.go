@@ -14,6 +14,7 @@ import (
 	"codeberg.org/go-pdf/fpdf"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 func TestSplitSentences(t *testing.T) {
@@ -482,7 +483,7 @@ func TestImportFullTextCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	_, err := Import(ctx, db, "testdata/jats_set.xml", ImportOptions{Progress: func(datasets.Progress) {
+	_, err := Import(ctx, db, "testdata/jats_set.xml", ImportOptions{Progress: func(progress.Report) {
 		if calls++; calls == 2 { // after the first article
 			cancel()
 		}

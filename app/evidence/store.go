@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // Table names of the literature corpus in a SQLite database.
@@ -83,7 +83,7 @@ type ImportOptions struct {
 	// records.
 	Record string
 	// Progress receives the bytes read, at most every 1,000 records.
-	Progress datasets.ProgressFunc
+	Progress progress.Func
 	// Logger records the finished import; nil logs nothing.
 	Logger *slog.Logger
 }
@@ -217,7 +217,7 @@ func importFile(ctx context.Context, db *sql.DB, path string, opts ImportOptions
 	stage := filepath.Base(path)
 	report := func() {
 		if opts.Progress != nil {
-			opts.Progress(datasets.Progress{Stage: stage, Done: cr.n, Total: size, Unit: "bytes"})
+			opts.Progress(progress.Report{Stage: stage, Done: cr.n, Total: size, Unit: "bytes"})
 		}
 	}
 	if format.IsFullText() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 func openDB(t testing.TB) (*sql.DB, string) {
@@ -34,8 +35,8 @@ func importFixtures(t testing.TB, db *sql.DB) {
 
 func TestImportAndSearch(t *testing.T) {
 	db, path := openDB(t)
-	var reports []datasets.Progress
-	res, err := Import(context.Background(), db, "testdata/pubmed_sample.xml", ImportOptions{Progress: func(p datasets.Progress) { reports = append(reports, p) }})
+	var reports []progress.Report
+	res, err := Import(context.Background(), db, "testdata/pubmed_sample.xml", ImportOptions{Progress: func(p progress.Report) { reports = append(reports, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestImportCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	reports := 0
-	_, err := Import(ctx, db, path, ImportOptions{Progress: func(p datasets.Progress) {
+	_, err := Import(ctx, db, path, ImportOptions{Progress: func(p progress.Report) {
 		if reports++; reports == 2 { // after the first 1,000 records
 			cancel()
 		}

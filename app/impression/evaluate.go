@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/clinsight/clinsight/app/eval"
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // EvalItem is one evaluated report.
@@ -39,9 +39,9 @@ type EvalSummary struct {
 // EvaluateImpressions produces an impression for each test report with
 // both findings and an impression and scores it with ROUGE (F1, no
 // stemming, as the Open-i baselines). With leaveOneOut the tests are
-// corpus reports and each is excluded from its own examples. progress (may
+// corpus reports and each is excluded from its own examples. onProgress (may
 // be nil) receives the reports done.
-func EvaluateImpressions(ctx context.Context, p *Pipeline, tests []Report, leaveOneOut bool, progress datasets.ProgressFunc) (EvalSummary, error) {
+func EvaluateImpressions(ctx context.Context, p *Pipeline, tests []Report, leaveOneOut bool, onProgress progress.Func) (EvalSummary, error) {
 	var sum EvalSummary
 	var mean eval.RougeMean
 	total := 0
@@ -72,9 +72,7 @@ func EvaluateImpressions(ctx context.Context, p *Pipeline, tests []Report, leave
 			sum.Retrieved++
 		}
 		sum.Items = append(sum.Items, item)
-		if progress != nil {
-			progress(datasets.Progress{Stage: "impressions", Done: int64(len(sum.Items)), Total: int64(total), Unit: "reports"})
-		}
+		onProgress.Send(progress.Report{Stage: "impressions", Done: int64(len(sum.Items)), Total: int64(total), Unit: "reports"})
 	}
 	sum.N = mean.N
 	sum.Mean = mean.Mean()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // ReportsTable is the corpus table in a database.
@@ -53,7 +54,7 @@ type ImportOptions struct {
 	// the file's name, or the archive member's path).
 	Source string
 	// Progress receives bytes read over the total size of the input.
-	Progress datasets.ProgressFunc
+	Progress progress.Func
 	// Logger receives a summary line; nil logs nothing.
 	Logger *slog.Logger
 }
@@ -118,7 +119,7 @@ func Import(ctx context.Context, db *sql.DB, path string, opts ImportOptions) (I
 	var done int64
 	report := func(stage string) {
 		if opts.Progress != nil {
-			opts.Progress(datasets.Progress{Stage: stage, Done: min(done, total), Total: total, Unit: "bytes"})
+			opts.Progress(progress.Report{Stage: stage, Done: min(done, total), Total: total, Unit: "bytes"})
 		}
 	}
 	for _, f := range files {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // openiCSV is three reports in the Open-i CSV layout: one normal, one with
@@ -99,16 +100,16 @@ func TestImportOpenICSV(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	path := writeFile(t, t.TempDir(), "openi.csv", openiCSV)
-	var progress []datasets.Progress
-	res, err := Import(ctx, db, path, ImportOptions{Progress: func(p datasets.Progress) { progress = append(progress, p) }})
+	var seen []progress.Report
+	res, err := Import(ctx, db, path, ImportOptions{Progress: func(p progress.Report) { seen = append(seen, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Reports != 3 || res.Eligible != 2 || res.Total != 3 || res.Files != 1 || res.Positive[Cardiomegaly] != 1 {
 		t.Errorf("result %+v", res)
 	}
-	if len(progress) == 0 || last(progress).Done != last(progress).Total || last(progress).Unit != "bytes" {
-		t.Errorf("progress %+v", progress)
+	if len(seen) == 0 || last(seen).Done != last(seen).Total || last(seen).Unit != "bytes" {
+		t.Errorf("progress %+v", seen)
 	}
 	var (
 		uid, reason          string

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 const classicXML = `<?xml version="1.0" encoding="UTF-8"?>
@@ -165,7 +166,7 @@ func TestImportDirectoryZipReplaceAndErrors(t *testing.T) {
 	zf.Close()
 	db := openDB(t)
 	var stages []string
-	res, err := Import(context.Background(), db, []string{dir}, ImportOptions{Progress: func(p datasets.Progress) { stages = append(stages, p.Stage) }})
+	res, err := Import(context.Background(), db, []string{dir}, ImportOptions{Progress: func(p progress.Report) { stages = append(stages, p.Stage) }})
 	if err != nil || res.Trials != 2 || res.Files != 2 {
 		t.Fatalf("directory with a zip: %+v %v", res, err)
 	}
@@ -218,7 +219,7 @@ func TestImportCancelLeavesNothing(t *testing.T) {
 	f.Close()
 	db := openDB(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := Import(ctx, db, []string{filepath.Join(dir, "s.jsonl")}, ImportOptions{Progress: func(p datasets.Progress) {
+	_, err := Import(ctx, db, []string{filepath.Join(dir, "s.jsonl")}, ImportOptions{Progress: func(p progress.Report) {
 		if p.Done > 0 {
 			cancel()
 		}

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // The tables trials live in: trials (one row per trial; doc is the FTS
@@ -85,7 +85,7 @@ type ImportOptions struct {
 	Replace bool
 	// Progress, if set, receives the bytes read out of the total input size
 	// (Unit "bytes"), then the index optimisation stage.
-	Progress datasets.ProgressFunc
+	Progress progress.Func
 	// Logger receives a summary line; nil discards.
 	Logger *slog.Logger
 }
@@ -155,7 +155,7 @@ func Import(ctx context.Context, db *sql.DB, paths []string, opts ImportOptions)
 			return
 		}
 		lastReport = time.Now()
-		opts.Progress(datasets.Progress{Stage: fmt.Sprintf("Importing trials (%d so far)", res.Trials), Done: read.Load(), Total: total, Unit: "bytes"})
+		opts.Progress(progress.Report{Stage: fmt.Sprintf("Importing trials (%d so far)", res.Trials), Done: read.Load(), Total: total, Unit: "bytes"})
 	}
 	inputs, err := listInputs(paths)
 	if err != nil {
@@ -199,7 +199,7 @@ func Import(ctx context.Context, db *sql.DB, paths []string, opts ImportOptions)
 	}
 	report(true)
 	if opts.Progress != nil {
-		opts.Progress(datasets.Progress{Stage: "Optimising the search index", Done: total, Total: total, Unit: "bytes"})
+		opts.Progress(progress.Report{Stage: "Optimising the search index", Done: total, Total: total, Unit: "bytes"})
 	}
 	idxStart := time.Now()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO trials_fts(trials_fts) VALUES ('optimize')`); err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // sharedDir holds the default database, generated once for all tests.
@@ -255,7 +256,7 @@ func TestCancelLeavesNothing(t *testing.T) {
 			if stage == "before" {
 				cancel()
 			}
-			opts := Options{Seed: 1, Patients: 300, Progress: func(p datasets.Progress) {
+			opts := Options{Seed: 1, Patients: 300, Progress: func(p progress.Report) {
 				if p.Stage == stage && (p.Done > 0 || stage == "indexes" || stage == "reference") {
 					cancel()
 				}

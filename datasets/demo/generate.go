@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 const (
@@ -52,7 +53,7 @@ type Options struct {
 	// Progress, when set, receives reports from the generating goroutine:
 	// stages "reference", "clinical" (Unit "patients"), "imaging"
 	// (Unit "patients") and "indexes".
-	Progress datasets.ProgressFunc
+	Progress progress.Func
 }
 
 // DefaultOptions returns the options of the standard demo workspace:
@@ -371,9 +372,9 @@ func writeDictionaries(w *writer) error {
 }
 
 // report sends a progress report when f is set.
-func report(f datasets.ProgressFunc, stage string, done, total int64, unit string) {
+func report(f progress.Func, stage string, done, total int64, unit string) {
 	if f != nil {
-		f(datasets.Progress{Stage: stage, Done: done, Total: total, Unit: unit})
+		f(progress.Report{Stage: stage, Done: done, Total: total, Unit: unit})
 	}
 }
 
