@@ -2,6 +2,8 @@ package vectorstore
 
 import (
 	"context"
+	"os"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,14 +19,54 @@ func benchCollection(b *testing.B, dir string, n int) (*Store, *Collection) {
 	return s, c
 }
 
-func benchmarkQuery(b *testing.B, n int) {
-	_, c := benchCollection(b, b.TempDir(), n)
+// benchCollections caches the collections of the query benchmarks by size,
+// so that BenchmarkQuery100k and BenchmarkChromemQuery100k of one run query
+// the same vectors (and build them once).
+var benchCollections = struct {
+	sync.Mutex
+	m map[int]*Collection
+}{m: map[int]*Collection{}}
+
+func sharedBenchCollection(b *testing.B, n int) *Collection {
+	b.Helper()
+	benchCollections.Lock()
+	defer benchCollections.Unlock()
+	if c, ok := benchCollections.m[n]; ok {
+		return c
+	}
+	// The directory outlives this benchmark (b.TempDir would not).
+	dir, err := os.MkdirTemp("", "vectorstore-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, c := benchCollection(b, dir, n)
+	// The vectors are in memory now; the file is not needed.
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	benchCollections.m[n] = c
+	return c
+}
+
+// benchmarkQuery measures a top-10 query, by the exact scan (chromem false)
+// or by chromem-go's own QueryEmbedding over the same documents.
+func benchmarkQuery(b *testing.B, n int, chromem bool) {
+	c := sharedBenchCollection(b, n)
 	qs := randomVectors(2, 64, 384)
+	for i, q := range qs {
+		qs[i], _ = normalized(q)
+	}
 	ctx := context.Background()
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
-		if _, err := c.QueryVector(ctx, qs[i%len(qs)], 10, nil); err != nil {
+		var err error
+		if chromem {
+			_, err = c.chroma.QueryEmbedding(ctx, qs[i%len(qs)], 10, nil, nil)
+		} else {
+			_, err = c.QueryVector(ctx, qs[i%len(qs)], 10, nil)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -33,10 +75,29 @@ func benchmarkQuery(b *testing.B, n int) {
 }
 
 // BenchmarkQuery10k: top-10 over 10,000 documents of 384 dimensions.
-func BenchmarkQuery10k(b *testing.B) { benchmarkQuery(b, 10_000) }
+func BenchmarkQuery10k(b *testing.B) { benchmarkQuery(b, 10_000, false) }
 
 // BenchmarkQuery100k: top-10 over 100,000 documents of 384 dimensions.
-func BenchmarkQuery100k(b *testing.B) { benchmarkQuery(b, 100_000) }
+func BenchmarkQuery100k(b *testing.B) { benchmarkQuery(b, 100_000, false) }
+
+// BenchmarkChromemQuery100k: chromem-go's own QueryEmbedding on the vectors
+// of BenchmarkQuery100k, the reference its time is compared with in the
+// same run.
+func BenchmarkChromemQuery100k(b *testing.B) { benchmarkQuery(b, 100_000, true) }
+
+// bench1MEnv names the environment variable that enables
+// BenchmarkQuery1M: its collection takes about 1.5 GB of vectors (plus the
+// random inputs while it is built).
+const bench1MEnv = "CLINSIGHT_BENCH_1M"
+
+// BenchmarkQuery1M: top-10 over 1,000,000 documents of 384 dimensions, run
+// only when $CLINSIGHT_BENCH_1M is set (e.g. to 1).
+func BenchmarkQuery1M(b *testing.B) {
+	if os.Getenv(bench1MEnv) == "" {
+		b.Skipf("1,000,000 × 384 needs about 3 GB of memory: set %s=1 to run it", bench1MEnv)
+	}
+	benchmarkQuery(b, 1_000_000, false)
+}
 
 // BenchmarkPersistLoad100k: adding 100,000 precomputed 384-d vectors in one
 // call (copy, normalise, write the file, index), rewriting the file alone

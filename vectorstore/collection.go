@@ -1,7 +1,6 @@
 package vectorstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,9 +58,12 @@ type Collection struct {
 	gen      uint64 // incremented by each rebuild
 	recs     []*record
 	index    map[string]int // ID -> position in recs
-	chroma   *chromem.Collection
-	rebuilt  bool
-	deleted  bool
+	// mat holds the vectors, row i being recs[i].vec (see matrix.go); its
+	// length is len(recs)*dim, its capacity may leave room to grow.
+	mat     []float32
+	chroma  *chromem.Collection
+	rebuilt bool
+	deleted bool
 }
 
 // Name returns the collection's name.
@@ -154,8 +156,8 @@ func (c *Collection) Add(ctx context.Context, docs []Document) error {
 		return fmt.Errorf("vectorstore: add to %q: %w", c.name, ErrDeleted)
 	}
 
-	// Precomputed vectors first: they fix the dimension of an empty collection.
-	vecs := make([][]float32, len(docs))
+	// Precomputed vectors first: they fix the dimension of an empty
+	// collection. They are checked now, normalised where they are stored.
 	var todo []int
 	for i, d := range docs {
 		if len(d.Embedding) == 0 {
@@ -168,21 +170,11 @@ func (c *Collection) Add(ctx context.Context, docs []Document) error {
 		if len(d.Embedding) != dim {
 			return fmt.Errorf("vectorstore: add to %q: document %q: %w: got %d, want %d", c.name, d.ID, ErrDimension, len(d.Embedding), dim)
 		}
-	}
-	if n := len(docs) - len(todo); n > 0 {
-		slab := make([]float32, n*dim)
-		for i, d := range docs {
-			if len(d.Embedding) == 0 {
-				continue
-			}
-			dst := slab[:dim:dim]
-			slab = slab[dim:]
-			if err := normalizeInto(dst, d.Embedding); err != nil {
-				return fmt.Errorf("vectorstore: add to %q: document %q: %w", c.name, d.ID, err)
-			}
-			vecs[i] = dst
+		if _, err := vectorNorm(d.Embedding); err != nil {
+			return fmt.Errorf("vectorstore: add to %q: document %q: %w", c.name, d.ID, err)
 		}
 	}
+	embedded := make([][]float32, len(docs)) // normalised by embedBatches
 	if len(todo) > 0 {
 		if emb == nil {
 			return fmt.Errorf("vectorstore: add to %q: no embedder (get collections from Store.Collection)", c.name)
@@ -191,31 +183,76 @@ func (c *Collection) Add(ctx context.Context, docs []Document) error {
 		for j, i := range todo {
 			texts[j] = docs[i].Text
 		}
-		embedded, d, err := embedBatches(ctx, emb, texts, c.store.opts.BatchSize, dim, c.progress(PhaseEmbed, len(texts)))
+		vecs, d, err := embedBatches(ctx, emb, texts, c.store.opts.BatchSize, dim, c.progress(PhaseEmbed, len(texts)))
 		if err != nil {
 			return fmt.Errorf("vectorstore: add to %q: %w", c.name, err)
 		}
 		dim = d
 		for j, i := range todo {
-			vecs[i] = embedded[j]
+			embedded[i] = vecs[j]
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("vectorstore: add to %q: %w", c.name, err)
 	}
+	src := func(i int) source {
+		if embedded[i] != nil {
+			return source{doc: &docs[i], vec: embedded[i]}
+		}
+		return source{doc: &docs[i], vec: docs[i].Embedding, raw: true}
+	}
 
 	// The new state, written before it replaces the current one.
-	recs := slices.Clone(c.recs)
+	n0 := len(c.recs)
 	index := maps.Clone(c.index)
-	added := make([]*record, len(docs))
-	for i, d := range docs {
-		r := &record{id: d.ID, text: d.Text, meta: maps.Clone(d.Metadata), vec: vecs[i]}
-		added[i] = r
-		if at, ok := index[d.ID]; ok {
-			recs[at] = r
-		} else {
-			index[d.ID] = len(recs)
-			recs = append(recs, r)
+	replaces := false
+	for _, d := range docs {
+		if _, ok := index[d.ID]; ok {
+			replaces = true
+			break
+		}
+	}
+	var (
+		recs   []*record
+		mat    []float32
+		added  []*record           // appended in place: chromem gets only these
+		chroma *chromem.Collection // laid out anew: chromem is rebuilt
+	)
+	if !replaces && dim == c.dim && cap(c.mat) >= (n0+len(docs))*dim {
+		// Room left: the new rows go past the end, unseen by queries.
+		mat = c.mat[:(n0+len(docs))*dim]
+		recs = make([]*record, n0, n0+len(docs))
+		copy(recs, c.recs)
+		for i := range docs {
+			at := n0 + i
+			row := mat[at*dim : (at+1)*dim : (at+1)*dim]
+			s := src(i)
+			if err := s.fill(row); err != nil {
+				return fmt.Errorf("vectorstore: add to %q: %w", c.name, err)
+			}
+			index[docs[i].ID] = at
+			recs = append(recs, s.record(row))
+		}
+		added = recs[n0:]
+	} else {
+		rows := make([]source, n0, n0+len(docs))
+		for i, r := range c.recs {
+			rows[i] = source{rec: r}
+		}
+		for i, d := range docs {
+			if at, ok := index[d.ID]; ok {
+				rows[at] = src(i)
+			} else {
+				index[d.ID] = len(rows)
+				rows = append(rows, src(i))
+			}
+		}
+		var err error
+		if recs, mat, err = layout(rows, dim); err != nil {
+			return fmt.Errorf("vectorstore: add to %q: %w", c.name, err)
+		}
+		if chroma, err = buildChroma(c.name, recs); err != nil {
+			return fmt.Errorf("vectorstore: add to %q: %w", c.name, err)
 		}
 	}
 	if err := c.persist(embName, dim, recs); err != nil {
@@ -224,7 +261,11 @@ func (c *Collection) Add(ctx context.Context, docs []Document) error {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.recs, c.index, c.dim = recs, index, dim
+	c.recs, c.index, c.dim, c.mat = recs, index, dim, mat
+	if chroma != nil {
+		c.chroma = chroma
+		return nil
+	}
 	for _, r := range added {
 		if err := c.chroma.AddDocument(context.Background(), chromaDoc(r)); err != nil {
 			// Cannot happen with validated documents; the file is right, so
@@ -261,26 +302,29 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("vectorstore: delete from %q: %w", c.name, err)
 	}
-	recs := make([]*record, 0, len(c.recs)-len(drop))
+	// The remaining rows are laid out anew (the matrix has no holes).
+	rows := make([]source, 0, len(c.recs)-len(drop))
 	index := make(map[string]int, len(c.recs)-len(drop))
 	for _, r := range c.recs {
 		if !drop[r.id] {
-			index[r.id] = len(recs)
-			recs = append(recs, r)
+			index[r.id] = len(rows)
+			rows = append(rows, source{rec: r})
 		}
+	}
+	recs, mat, err := layout(rows, dim)
+	if err != nil {
+		return fmt.Errorf("vectorstore: delete from %q: %w", c.name, err)
+	}
+	chroma, err := buildChroma(c.name, recs)
+	if err != nil {
+		return fmt.Errorf("vectorstore: delete from %q: %w", c.name, err)
 	}
 	if err := c.persist(embName, dim, recs); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.recs, c.index = recs, index
-	if err := c.chroma.Delete(context.Background(), nil, nil, slices.Collect(maps.Keys(drop))...); err != nil {
-		if ch, err2 := buildChroma(c.name, recs); err2 == nil {
-			c.chroma = ch
-		}
-		return fmt.Errorf("vectorstore: delete from %q: %w", c.name, err)
-	}
+	c.recs, c.index, c.mat, c.chroma = recs, index, mat, chroma
 	return nil
 }
 
@@ -289,7 +333,8 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 // where (nil: all documents; a key a document lacks matches the value "").
 // n is clamped to the collection's size; an empty
 // collection, or a filter that matches nothing, gives no results. Results are
-// in decreasing similarity (ties by ID).
+// in decreasing similarity (ties by ID). The search is exact: every vector
+// that passes the filter is scored (see scan.go).
 func (c *Collection) Query(ctx context.Context, text string, n int, where map[string]string) ([]Result, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, fmt.Errorf("vectorstore: query %q: empty query text", c.name)
@@ -356,22 +401,15 @@ func (c *Collection) query(ctx context.Context, vec []float32, n int, where map[
 	if err != nil {
 		return nil, fmt.Errorf("vectorstore: query %q: %w", c.name, err)
 	}
-	// chromem fails when asked for more results than it holds.
-	n = min(n, len(c.recs))
-	found, err := c.chroma.QueryEmbedding(ctx, q, n, where, nil)
+	hits, err := search(ctx, c.mat, c.dim, c.recs, q, n, where)
 	if err != nil {
 		return nil, fmt.Errorf("vectorstore: query %q: %w", c.name, err)
 	}
-	out := make([]Result, len(found))
-	for i, f := range found {
-		out[i] = Result{ID: f.ID, Text: f.Content, Metadata: maps.Clone(f.Metadata), Similarity: f.Similarity}
+	out := make([]Result, len(hits))
+	for i, h := range hits {
+		r := c.recs[h.row]
+		out[i] = Result{ID: r.id, Text: r.text, Metadata: maps.Clone(r.meta), Similarity: h.score}
 	}
-	slices.SortStableFunc(out, func(a, b Result) int {
-		if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 	return out, nil
 }
 
@@ -439,9 +477,13 @@ func (c *Collection) rebuild(ctx context.Context, emb Embedder, embName string) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	recs := make([]*record, len(c.recs))
+	rows := make([]source, len(c.recs))
 	for i, r := range c.recs {
-		recs[i] = &record{id: r.id, text: r.text, meta: r.meta, vec: vecs[i]}
+		rows[i] = source{rec: r, vec: vecs[i]}
+	}
+	recs, mat, err := layout(rows, dim)
+	if err != nil {
+		return err
 	}
 	chroma, err := buildChroma(c.name, recs)
 	if err != nil {
@@ -453,7 +495,7 @@ func (c *Collection) rebuild(ctx context.Context, emb Embedder, embName string) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.embedder, c.embName, c.dim = emb, embName, dim
-	c.recs, c.chroma = recs, chroma // the index (ID -> position) is unchanged
+	c.recs, c.mat, c.chroma = recs, mat, chroma // the index (ID -> position) is unchanged
 	c.gen++
 	c.rebuilt = true
 	return nil

@@ -31,8 +31,22 @@ func refuseEmbedding(context.Context, string) ([]float32, error) {
 // normalizeInto writes v scaled to unit L2 length into dst (len(dst) == len(v)).
 // It fails on an empty, zero, infinite or NaN vector.
 func normalizeInto(dst, v []float32) error {
+	norm, err := vectorNorm(v)
+	if err != nil {
+		return err
+	}
+	inv := 1 / norm
+	for i, x := range v {
+		dst[i] = float32(float64(x) * inv)
+	}
+	return nil
+}
+
+// vectorNorm returns the L2 norm of v; it fails on an empty, zero, infinite
+// or NaN vector.
+func vectorNorm(v []float32) (float64, error) {
 	if len(v) == 0 {
-		return errors.New("empty vector")
+		return 0, errors.New("empty vector")
 	}
 	var sum float64
 	for _, x := range v {
@@ -40,13 +54,9 @@ func normalizeInto(dst, v []float32) error {
 	}
 	norm := math.Sqrt(sum)
 	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return fmt.Errorf("vector norm is %v (zero, NaN or infinite values)", norm)
+		return 0, fmt.Errorf("vector norm is %v (zero, NaN or infinite values)", norm)
 	}
-	inv := 1 / norm
-	for i, x := range v {
-		dst[i] = float32(float64(x) * inv)
-	}
-	return nil
+	return norm, nil
 }
 
 // normalized returns a normalised copy of v.

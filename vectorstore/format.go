@@ -207,42 +207,43 @@ func (d *decoder) string(what string) (string, error) {
 	return string(b), nil
 }
 
-// decodeCollection reads a collection file of size bytes from r.
-func decodeCollection(r io.Reader, size int64) (fileHeader, []*record, error) {
+// decodeCollection reads a collection file of size bytes from r. The
+// records' vectors are the rows of the returned matrix.
+func decodeCollection(r io.Reader, size int64) (fileHeader, []*record, []float32, error) {
 	var h fileHeader
 	if size < 16+4 {
-		return h, nil, corruptf("not a collection file (%d bytes)", size)
+		return h, nil, nil, corruptf("not a collection file (%d bytes)", size)
 	}
 	crc := crc32.New(crcTable())
 	body := size - 4
 	d := &decoder{r: bufio.NewReaderSize(io.TeeReader(io.LimitReader(r, body), crc), ioBuffer), left: body}
 	var fixed [16]byte
 	if err := d.full(fixed[:]); err != nil {
-		return h, nil, corruptf("not a collection file (too short)")
+		return h, nil, nil, corruptf("not a collection file (too short)")
 	}
 	if string(fixed[:8]) != fileMagic {
-		return h, nil, corruptf("not a collection file (bad magic)")
+		return h, nil, nil, corruptf("not a collection file (bad magic)")
 	}
 	if v := binary.LittleEndian.Uint32(fixed[8:12]); v != formatVersion {
-		return h, nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrUnsupportedVersion, v, formatVersion)
+		return h, nil, nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrUnsupportedVersion, v, formatVersion)
 	}
 	hdrLen := int64(binary.LittleEndian.Uint32(fixed[12:16]))
 	if hdrLen > maxHeaderLen || hdrLen > d.left {
-		return h, nil, corruptf("header length %d", hdrLen)
+		return h, nil, nil, corruptf("header length %d", hdrLen)
 	}
 	hdr := make([]byte, hdrLen)
 	if err := d.full(hdr); err != nil {
-		return h, nil, err
+		return h, nil, nil, err
 	}
 	if err := json.Unmarshal(hdr, &h); err != nil {
-		return h, nil, corruptf("header: %v", err)
+		return h, nil, nil, corruptf("header: %v", err)
 	}
 	if h.Count < 0 || h.Dim < 0 || h.Dim > maxDim || (h.Count > 0 && h.Dim == 0) {
-		return h, nil, corruptf("header: count %d, dimension %d", h.Count, h.Dim)
+		return h, nil, nil, corruptf("header: count %d, dimension %d", h.Count, h.Dim)
 	}
 	// Each document takes at least 3 bytes besides its vector.
 	if int64(h.Count) > d.left/(4*int64(h.Dim)+3) {
-		return h, nil, corruptf("header declares %d documents of dimension %d, but only %d bytes follow", h.Count, h.Dim, d.left)
+		return h, nil, nil, corruptf("header declares %d documents of dimension %d, but only %d bytes follow", h.Count, h.Dim, d.left)
 	}
 
 	recs := make([]*record, h.Count)
@@ -252,7 +253,7 @@ func decodeCollection(r io.Reader, size int64) (fileHeader, []*record, error) {
 		n := min(len(chunk)/4, len(slab)-off)
 		b := chunk[:4*n]
 		if err := d.full(b); err != nil {
-			return h, nil, err
+			return h, nil, nil, err
 		}
 		for i := range n {
 			slab[off+i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
@@ -263,25 +264,25 @@ func decodeCollection(r io.Reader, size int64) (fileHeader, []*record, error) {
 		r := &record{vec: slab[i*h.Dim : (i+1)*h.Dim : (i+1)*h.Dim]}
 		var err error
 		if r.id, err = d.string("document ID"); err != nil {
-			return h, nil, err
+			return h, nil, nil, err
 		}
 		if r.text, err = d.string("document text"); err != nil {
-			return h, nil, err
+			return h, nil, nil, err
 		}
 		nmeta, err := d.count("metadata count", d.left/2)
 		if err != nil {
-			return h, nil, err
+			return h, nil, nil, err
 		}
 		if nmeta > 0 {
 			r.meta = make(map[string]string, nmeta)
 			for range nmeta {
 				k, err := d.string("metadata key")
 				if err != nil {
-					return h, nil, err
+					return h, nil, nil, err
 				}
 				v, err := d.string("metadata value")
 				if err != nil {
-					return h, nil, err
+					return h, nil, nil, err
 				}
 				r.meta[k] = v
 			}
@@ -289,22 +290,22 @@ func decodeCollection(r io.Reader, size int64) (fileHeader, []*record, error) {
 		recs[i] = r
 	}
 	if d.left != 0 {
-		return h, nil, corruptf("%d unexpected bytes after the documents", d.left)
+		return h, nil, nil, corruptf("%d unexpected bytes after the documents", d.left)
 	}
 	var trailer [5]byte
 	n, err := io.ReadFull(r, trailer[:])
 	switch {
 	case n < 4:
-		return h, nil, corruptf("truncated checksum")
+		return h, nil, nil, corruptf("truncated checksum")
 	case n > 4:
-		return h, nil, corruptf("unexpected bytes after the checksum")
+		return h, nil, nil, corruptf("unexpected bytes after the checksum")
 	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
-		return h, nil, err
+		return h, nil, nil, err
 	}
 	if binary.LittleEndian.Uint32(trailer[:4]) != crc.Sum32() {
-		return h, nil, corruptf("checksum mismatch (file damaged)")
+		return h, nil, nil, corruptf("checksum mismatch (file damaged)")
 	}
-	return h, recs, nil
+	return h, recs, slab, nil
 }
 
 // writeAtomic writes a file through write with Clinsight's one atomic
@@ -356,15 +357,15 @@ func isTempFile(name string) bool {
 }
 
 // readCollectionFile loads one collection file.
-func readCollectionFile(path string) (fileHeader, []*record, error) {
+func readCollectionFile(path string) (fileHeader, []*record, []float32, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fileHeader{}, nil, err
+		return fileHeader{}, nil, nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fileHeader{}, nil, err
+		return fileHeader{}, nil, nil, err
 	}
 	return decodeCollection(f, st.Size())
 }

@@ -32,7 +32,7 @@ func TestFormatRoundTrip(t *testing.T) {
 	if string(data[:8]) != fileMagic || data[8] != formatVersion {
 		t.Fatalf("file starts with %q", data[:12])
 	}
-	h2, recs2, err := decodeCollection(bytes.NewReader(data), int64(len(data)))
+	h2, recs2, _, err := decodeCollection(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func FuzzDecodeCollection(f *testing.F) {
 	f.Add(encodeForTest(f, fileHeader{Name: "empty", Embedder: "e"}, nil))
 	f.Add([]byte(fileMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, recs, err := decodeCollection(bytes.NewReader(data), int64(len(data)))
+		h, recs, _, err := decodeCollection(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			return
 		}
@@ -83,7 +83,7 @@ func FuzzDecodeCollection(f *testing.F) {
 		}
 		// What decodes re-encodes to a file that decodes the same.
 		again := encodeForTest(t, h, recs)
-		_, recs2, err := decodeCollection(bytes.NewReader(again), int64(len(again)))
+		_, recs2, _, err := decodeCollection(bytes.NewReader(again), int64(len(again)))
 		if err != nil || !slices.EqualFunc(recs, recs2, recordEqual) {
 			t.Fatalf("re-encoded file differs: %v", err)
 		}

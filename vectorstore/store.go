@@ -195,7 +195,7 @@ func Open(dir string, opts Options) (*Store, error) {
 
 // load reads one collection file into an unbound collection.
 func (s *Store) load(name, path string) (*Collection, error) {
-	h, recs, err := readCollectionFile(path)
+	h, recs, mat, err := readCollectionFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (s *Store) load(name, path string) (*Collection, error) {
 		return nil, err
 	}
 	c := s.newCollection(name)
-	c.embName, c.dim, c.recs, c.index, c.chroma = h.Embedder, h.Dim, recs, index, chroma
+	c.embName, c.dim, c.recs, c.index, c.mat, c.chroma = h.Embedder, h.Dim, recs, index, mat, chroma
 	return c, nil
 }
 
@@ -311,7 +311,7 @@ func (s *Store) DeleteCollection(name string) error {
 		delete(s.cols, name)
 		c.mu.Lock()
 		c.deleted = true
-		c.recs, c.index, c.chroma = nil, nil, nil
+		c.recs, c.index, c.mat, c.chroma = nil, nil, nil, nil
 		c.mu.Unlock()
 	}
 	delete(s.broken, name)
