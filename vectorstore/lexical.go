@@ -7,19 +7,21 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // DefaultLexicalDim is the dimension of a [LexicalEmbedder] created with a
 // dimension below 1.
 const DefaultLexicalDim = 384
 
-// Names of the lexical embedders; a version bump means other vectors.
+// Names of the lexical embedders; a version bump means other vectors (v2:
+// the English stop words of textsearch, where v1 had a shorter list).
 const (
 	lexicalPrefix  = "lexical-"
-	lexicalName    = "lexical-hash-v1"
-	lexicalIDFName = "lexical-hash-idf-v1"
+	lexicalName    = "lexical-hash-v2"
+	lexicalIDFName = "lexical-hash-idf-v2"
 )
 
 // Weights of the two kinds of features: whole words count most, character
@@ -33,13 +35,14 @@ const (
 // available: a hashed bag of words, deterministic and local, with no notion of
 // synonyms ("heart attack" and "myocardial infarction" do not meet).
 //
-// A text is lower-cased and split into runs of letters and digits; common
-// English function words are dropped. Each remaining word is a feature, and
+// A text is split into its words ([textsearch.Words]: lower-cased runs of
+// letters and digits); English stop words ([textsearch.IsStopWord]) are
+// dropped. Each remaining word is a feature, and
 // so is each character trigram of a word containing a letter, with the word
 // wrapped in '<' and '>' ("<di", "dia", ..., "es>"). A feature's weight is
 // its class weight (words 1, trigrams 0.3) times 1+ln(tf) (sublinear term
 // frequency) times, after [LexicalEmbedder.Fit], its smoothed inverse
-// document frequency ln((1+N)/(1+df))+1. Features are hashed (64-bit FNV-1a)
+// document frequency ln((1+N)/(1+df))+1 ([textsearch.SmoothIDF]). Features are hashed (64-bit FNV-1a)
 // into Dim buckets with a hash-derived sign, so that collisions cancel out
 // on average; the vector is L2-normalised. A text without any feature maps to
 // one fixed unit vector.
@@ -93,15 +96,14 @@ func (e *LexicalEmbedder) Fit(texts []string) *LexicalEmbedder {
 			df[h]++
 		}
 	}
-	n := float64(len(texts))
 	out := &LexicalEmbedder{
 		dim:       e.dim,
 		idf:       make(map[uint64]float32, len(df)),
-		idfUnseen: float32(math.Log(1+n) + 1),
+		idfUnseen: float32(textsearch.SmoothIDF(len(texts), 0)),
 	}
 	keys := make([]uint64, 0, len(df))
 	for h, c := range df {
-		out.idf[h] = float32(math.Log((1+n)/(1+float64(c))) + 1)
+		out.idf[h] = float32(textsearch.SmoothIDF(len(texts), int(c)))
 		keys = append(keys, h)
 	}
 	// Fingerprint: the corpus size and the sorted (feature, df) pairs.
@@ -180,12 +182,12 @@ func (e *LexicalEmbedder) vector(text string) []float32 {
 // forEachFeature calls f with the hash and class weight of every feature
 // occurrence of text: its words (stop words removed) and their trigrams.
 func forEachFeature(text string, f func(h uint64, weight float64)) {
-	for _, tok := range tokenize(text) {
-		if isStopWord(tok) {
+	for _, tok := range textsearch.Words(text) {
+		if textsearch.IsStopWord(tok) {
 			continue
 		}
 		f(newFNV().byte('w').str(tok), wordWeight)
-		if !strings.ContainsFunc(tok, unicode.IsLetter) {
+		if !textsearch.HasLetter(tok) {
 			continue // numbers match as whole words only
 		}
 		var r [3]rune
@@ -202,27 +204,6 @@ func forEachFeature(text string, f func(h uint64, weight float64)) {
 		}
 		push('>')
 	}
-}
-
-// tokenize lower-cases text and returns its maximal runs of letters and
-// digits. Invalid UTF-8 separates tokens.
-func tokenize(text string) []string {
-	var toks []string
-	var b strings.Builder
-	for _, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(unicode.ToLower(r))
-			continue
-		}
-		if b.Len() > 0 {
-			toks = append(toks, b.String())
-			b.Reset()
-		}
-	}
-	if b.Len() > 0 {
-		toks = append(toks, b.String())
-	}
-	return toks
 }
 
 // fnv is a 64-bit FNV-1a hash being computed, without allocations.
@@ -254,18 +235,3 @@ func (h fnv) rune(r rune) fnv {
 // emptyBucket is the position of the one non-zero value of the vector of a
 // text without features.
 func emptyBucket(dim int) int { return int(newFNV().str("\x00empty") % uint64(dim)) }
-
-// isStopWord reports whether a token is an English function word, one that
-// carries no topic.
-func isStopWord(tok string) bool {
-	switch tok {
-	case "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "for",
-		"from", "had", "has", "have", "he", "her", "his", "i", "if", "in", "into",
-		"is", "it", "its", "of", "on", "or", "our", "she", "so", "than", "that",
-		"the", "their", "them", "then", "there", "these", "they", "this",
-		"those", "to", "was", "we", "were", "what", "when", "which", "who",
-		"will", "with", "would", "you":
-		return true
-	}
-	return false
-}

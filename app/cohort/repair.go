@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // unknownName matches SQLite's errors about names that do not exist.
@@ -252,7 +253,7 @@ func (vi *valueIndex) similar(cat *datasets.Catalog, table, column string, liter
 	}
 	want := map[string]bool{}
 	for _, l := range literals {
-		for _, w := range words(l) {
+		for _, w := range textsearch.Words(l) {
 			if !isStopWord(w) {
 				want[stem(w)] = true
 			}
@@ -275,7 +276,7 @@ func (vi *valueIndex) similar(cat *datasets.Catalog, table, column string, liter
 			continue
 		}
 		hit := 0
-		ws := words(v)
+		ws := textsearch.Words(v)
 		for _, w := range ws {
 			if want[stem(w)] {
 				hit++

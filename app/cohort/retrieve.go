@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/textsearch"
 	"github.com/clinsight/clinsight/vectorstore"
 )
 
@@ -97,7 +98,7 @@ type Index struct {
 	label    string
 	embName  string
 	lexical  bool
-	bm       *bm25
+	bm       *textsearch.BM25
 	phrases  [][]tablePhrase
 	phraseDF map[string]int
 	values   *valueIndex
@@ -174,7 +175,7 @@ func BuildIndex(ctx context.Context, cat *datasets.Catalog, opts IndexOptions) (
 	for i, d := range docs {
 		stemDocs[i] = stems(d)
 	}
-	ix.bm = newBM25(stemDocs)
+	ix.bm = textsearch.NewBM25(stemDocs, textsearch.BM25Params{})
 	ix.buildPhrases()
 	ix.buildJoins()
 	if ix.h, err = buildHierarchy(ctx, opts.DB, cat); err != nil {
@@ -430,7 +431,7 @@ func (ix *Index) Retrieve(ctx context.Context, question string, k int) (*Retriev
 		}
 	}
 	qs := stems(expanded)
-	bm := ix.bm.scores(qs)
+	bm := ix.bm.Scores(textsearch.UniqueTerms(qs))
 	sig := make([]Signals, n)
 	evidence := make([][]string, n)
 	maxSim, maxBM := 0.0, 0.0
@@ -446,7 +447,7 @@ func (ix *Index) Retrieve(ctx context.Context, question string, k int) (*Retriev
 		}
 	}
 	ix.phraseSignal(qs, sig, evidence)
-	hits := ix.valueSignal(words(question), sig, evidence)
+	hits := ix.valueSignal(textsearch.Words(question), sig, evidence)
 
 	direct := make([]float64, n)
 	best := 0.0
@@ -519,9 +520,9 @@ func (ix *Index) phraseSignal(qs []string, sig []Signals, evidence [][]string) {
 func (ix *Index) specificity(st []string) float64 {
 	best := 0.0
 	for _, s := range st {
-		best = max(best, ix.bm.idf(s))
+		best = max(best, ix.bm.IDF(s))
 	}
-	top := ix.bm.idf("\x00") // a stem no document holds
+	top := ix.bm.IDF("\x00") // a stem no document holds
 	if top <= 0 {
 		return 1
 	}

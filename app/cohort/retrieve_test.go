@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/textsearch"
 	"github.com/clinsight/clinsight/localllm"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 	"github.com/clinsight/clinsight/vectorstore"
@@ -118,7 +119,7 @@ func TestValueMatch(t *testing.T) {
 	vi.add("potassium", 1)
 	vi.add("IV", 0)
 	vi.add("rdw", 1)
-	got := vi.match(words("Was potassium chloride given iv, and what was the rdw and potassium?"))
+	got := vi.match(textsearch.Words("Was potassium chloride given iv, and what was the rdw and potassium?"))
 	var phrases []string
 	for _, m := range got {
 		phrases = append(phrases, m.phrase)

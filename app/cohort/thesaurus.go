@@ -1,6 +1,10 @@
 package cohort
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
+)
 
 // thesaurus maps words of everyday and clinical English to the terms that
 // schemas and their documentation use, for query expansion: a question
@@ -8,25 +12,30 @@ import "strings"
 // "weighs" is about a weight. It holds general vocabulary, not the words of
 // any evaluation set.
 var thesaurus = map[string]string{
-	"treatment":    "procedure",
-	"treatments":   "procedures",
-	"therapy":      "procedure",
-	"operation":    "procedure surgery",
-	"operations":   "procedures surgery",
-	"operated":     "procedure surgery",
-	"surgeries":    "procedures surgery",
-	"underwent":    "procedure",
-	"undergo":      "procedure",
-	"undergone":    "procedure",
-	"weigh":        "weight",
-	"weighs":       "weight",
-	"weighed":      "weight",
-	"medicine":     "medication drug",
-	"medicines":    "medications drugs",
-	"meds":         "medications drugs",
-	"pill":         "drug",
-	"pills":        "drugs",
-	"prescribe":    "prescription drug",
+	"treatment":  "procedure",
+	"treatments": "procedures",
+	"therapy":    "procedure",
+	"operation":  "procedure surgery",
+	"operations": "procedures surgery",
+	"operated":   "procedure surgery",
+	"surgeries":  "procedures surgery",
+	"underwent":  "procedure",
+	"undergo":    "procedure",
+	"undergone":  "procedure",
+	"weigh":      "weight",
+	"weighs":     "weight",
+	"weighed":    "weight",
+	"medicine":   "medication drug",
+	"medicines":  "medications drugs",
+	"meds":       "medications drugs",
+	"pill":       "drug",
+	"pills":      "drugs",
+	"prescribe":  "prescription drug",
+	// Word families that plural stripping (see stem) does not join with
+	// the names of the prescriptions and diagnoses tables.
+	"prescribed":   "prescription",
+	"prescription": "prescribed",
+	"diagnosis":    "diagnoses",
 	"bill":         "cost charge",
 	"billed":       "cost charge",
 	"pay":          "cost",
@@ -80,7 +89,7 @@ var thesaurus = map[string]string{
 // expand returns the question followed by the thesaurus terms of its words.
 func expand(question string) string {
 	var extra []string
-	for _, w := range words(question) {
+	for _, w := range textsearch.Words(question) {
 		if t, ok := thesaurus[w]; ok {
 			extra = append(extra, t)
 		}

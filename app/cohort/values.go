@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // Limits of the value index.
@@ -147,7 +148,7 @@ func (vi *valueIndex) addTable(ctx context.Context, db *sql.DB, ti int, table st
 
 // add indexes one value of column col.
 func (vi *valueIndex) add(value string, col int32) {
-	ws := words(value)
+	ws := textsearch.Words(value)
 	if len(ws) == 0 || len(ws) > maxValueWords || !strings.ContainsFunc(value, unicode.IsLetter) {
 		return
 	}

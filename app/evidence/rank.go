@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // PICO is a review question: population, intervention, comparison and
@@ -123,43 +123,21 @@ type Scored struct {
 }
 
 // Ranker ranks a fixed set of documents by BM25 against PICO questions;
-// the index (tokens, document frequencies) is built once.
+// the index (terms, document frequencies) is built once.
 type Ranker struct {
-	docs  []Doc
-	tf    []map[string]float64
-	dl    []float64
-	df    map[string]int
-	avgdl float64
-	opts  RankOptions
+	docs []Doc
+	bm   *textsearch.BM25
+	opts RankOptions
 }
 
 // NewRanker indexes docs for ranking.
 func NewRanker(docs []Doc, opts RankOptions) *Ranker {
-	r := &Ranker{docs: docs, df: map[string]int{}, opts: opts.withDefaults()}
-	var total float64
-	for _, d := range docs {
-		toks := rankTokens(d.Text)
-		tf := make(map[string]float64, len(toks))
-		for _, t := range toks {
-			tf[t]++
-		}
-		for t := range tf {
-			r.df[t]++
-		}
-		r.tf = append(r.tf, tf)
-		r.dl = append(r.dl, float64(len(toks)))
-		total += float64(len(toks))
+	opts = opts.withDefaults()
+	terms := make([][]string, len(docs))
+	for i, d := range docs {
+		terms[i] = rankTokens(d.Text)
 	}
-	if len(docs) > 0 {
-		r.avgdl = total / float64(len(docs))
-	}
-	return r
-}
-
-// idf is BM25's inverse document frequency (always positive).
-func (r *Ranker) idf(t string) float64 {
-	n, df := float64(len(r.docs)), float64(r.df[t])
-	return math.Log(1 + (n-df+0.5)/(df+0.5))
+	return &Ranker{docs: docs, bm: textsearch.NewBM25(terms, textsearch.BM25Params{K1: opts.K1, B: opts.B}), opts: opts}
 }
 
 // Query returns the weighted query terms of a PICO: each element's
@@ -191,21 +169,14 @@ func (r *Ranker) Rank(p PICO) []Scored {
 	q := r.Query(p)
 	// Sum the terms in a fixed order: a map's order would change the
 	// floating-point sums, and so the order of tied studies, between runs.
-	terms := slices.Sorted(maps.Keys(q))
-	k1, b := r.opts.K1, r.opts.B
+	terms := make([]textsearch.Term, 0, len(q))
+	for _, t := range slices.Sorted(maps.Keys(q)) {
+		terms = append(terms, textsearch.Term{Text: t, Weight: q[t]})
+	}
+	scores := r.bm.Scores(terms)
 	out := make([]Scored, len(r.docs))
 	for i, d := range r.docs {
-		var s float64
-		norm := k1 * (1 - b + b*r.dl[i]/math.Max(r.avgdl, 1e-9))
-		for _, t := range terms {
-			qw := q[t]
-			f := r.tf[i][t]
-			if f == 0 {
-				continue
-			}
-			s += qw * r.idf(t) * f * (k1 + 1) / (f + norm)
-		}
-		out[i] = Scored{ID: d.ID, Index: i, Score: s}
+		out[i] = Scored{ID: d.ID, Index: i, Score: scores[i]}
 	}
 	sort.SliceStable(out, func(a, c int) bool { return out[a].Score > out[c].Score })
 	return out
@@ -216,51 +187,42 @@ func RankByPICO(p PICO, docs []Doc, opts RankOptions) []Scored {
 	return NewRanker(docs, opts).Rank(p)
 }
 
-// rankTokens lower-cases text, splits it into runs of letters and digits,
-// drops one-character tokens and stop words (English function words and
-// words every trial report uses: patients, study, trial, ...) and strips
-// plural endings.
+// rankTokens returns the ranking terms of text: its words (see
+// textsearch.Words) of at least two characters, plural endings stripped
+// (textsearch.PluralStem: a PICO and titles are short, and Porter's
+// stemming joined words of other meanings), without the English stop
+// words and the evidence pipeline's own (reportWords), before or after
+// stripping.
 func rankTokens(text string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len([]rune(w)) < 2 || stopWords[w] {
-			continue
-		}
-		if st := lightStem(w); !stopWords[st] {
-			out = append(out, st)
-		}
-	}
-	return out
+	return textsearch.Analyzer{MinLen: 2, Stop: isRankStop, Stem: textsearch.PluralStem}.Terms(text)
 }
 
-// lightStem strips English plural endings: "studies" → "study", "tumors"
-// → "tumor", leaving "-ss", "-us", "-is" and "-ous" words alone.
-func lightStem(w string) string {
-	if len(w) <= 3 {
-		return w
-	}
-	switch {
-	case strings.HasSuffix(w, "ies"):
-		return w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"):
-		return w[:len(w)-2]
-	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"), strings.HasSuffix(w, "ous"):
-		return w
-	case strings.HasSuffix(w, "s"):
-		return w[:len(w)-1]
-	}
-	return w
-}
+// reportWords are the evidence pipeline's domain stop words: words that
+// every clinical-trial report uses, which do not tell topics apart.
+var reportWords = textsearch.NewWordSet(`patients patient study trial versus vs phase randomized randomised
+	analysis results clinical treatment treated`)
 
-// stopWords are English function words (scikit-learn's list) and generic
-// clinical-trial words that do not tell topics apart.
+// isRankStop reports whether a lower-case word is an English stop word or
+// one of reportWords.
+func isRankStop(w string) bool { return textsearch.IsStopWord(w) || reportWords.Has(w) }
+
+// stopWords holds the words isRankStop reports, for the search-term
+// helpers that index it.
+//
+// Deprecated: use isRankStop; kept until session.go's mainWords moves to it.
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`a about above across after afterwards again against all almost alone along already also although always am among amongst amoungst amount an and another any anyhow anyone anything anyway anywhere are around as at back be became because become becomes becoming been before beforehand behind being below beside besides between beyond bill both bottom but by call can cannot cant co con could couldnt cry de describe detail do done down due during each eg eight either eleven else elsewhere empty enough etc even ever every everyone everything everywhere except few fifteen fifty fill find fire first five for former formerly forty found four from front full further get give go had has hasnt have he hence her here hereafter hereby herein hereupon hers herself him himself his how however hundred i ie if in inc indeed interest into is it its itself keep last latter latterly least less ltd made many may me meanwhile might mill mine more moreover most mostly move much must my myself name namely neither never nevertheless next nine no nobody none noone nor not nothing now nowhere of off often on once one only onto or other others otherwise our ours ourselves out over own part per perhaps please put rather re same see seem seemed seeming seems serious several she should show side since sincere six sixty so some somehow someone something sometime sometimes somewhere still such system take ten than that the their them themselves then thence there thereafter thereby therefore therein thereupon these they thick thin third this those though three through throughout thru thus to together too top toward towards twelve twenty two un under until up upon us very via was we well were what whatever when whence whenever where whereafter whereas whereupon wherever whether which while whither who whoever whole whom whose why will with within without would yet you your yours yourself yourselves
-		patients patient study trial versus vs phase randomized randomised analysis results clinical treatment treated`) {
+	for _, w := range textsearch.StopWords() {
+		m[w] = true
+	}
+	for w := range reportWords {
 		m[w] = true
 	}
 	return m
 }()
+
+// lightStem is textsearch.PluralStem.
+//
+// Deprecated: use textsearch.PluralStem; kept until session.go's mainWords
+// moves to it.
+func lightStem(w string) string { return textsearch.PluralStem(w) }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // ftsQuery turns a concept into an FTS5 query: one word is a quoted term;
@@ -14,13 +16,13 @@ import (
 // of two extra words per word, so "pain in the chest" meets "chest pain").
 // ok is false when the concept has no word.
 func ftsQuery(text string) (string, bool) {
-	toks := words(text)
+	toks := textsearch.Tokens(text)
 	if len(toks) == 0 {
 		return "", false
 	}
 	quoted := make([]string, len(toks))
 	for i, t := range toks {
-		quoted[i] = `"` + t.low + `"`
+		quoted[i] = `"` + t.Lower + `"`
 	}
 	if len(quoted) == 1 {
 		return quoted[0], true

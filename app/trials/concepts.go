@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // ConceptKind classifies a query concept.
@@ -138,26 +140,26 @@ func ExtractConcepts(text string, docFreq DocFreq, opts ExtractOptions) (*Query,
 	for i, s := range sentences(text) {
 		w := 1 / (1 + opts.PositionDecay*float64(i))
 		for _, cl := range clauses(s) {
-			toks := words(cl.text)
+			toks := textsearch.Tokens(cl.text)
 			var prev string
 			for _, tk := range toks {
-				if exp, ok := abbreviations[tk.low]; ok && (len(tk.low) > 2 || isUpper(tk.orig)) {
-					add(tk.low, KindTerm, w, cl.negated)
+				if exp, ok := abbreviations[tk.Lower]; ok && (len(tk.Lower) > 2 || isUpper(tk.Text)) {
+					add(tk.Lower, KindTerm, w, cl.negated)
 					add(exp, KindPhrase, w*opts.PhraseWeight, cl.negated)
 					prev = ""
 					continue
 				}
-				if isStop(tk.low) {
+				if isStop(tk.Lower) {
 					// A function word breaks a phrase, a narrative word
 					// too ("pain started" is no concept).
 					prev = ""
 					continue
 				}
-				add(tk.low, KindTerm, w, cl.negated)
+				add(tk.Lower, KindTerm, w, cl.negated)
 				if prev != "" {
-					add(prev+" "+tk.low, KindPhrase, w*opts.PhraseWeight, cl.negated)
+					add(prev+" "+tk.Lower, KindPhrase, w*opts.PhraseWeight, cl.negated)
 				}
-				prev = tk.low
+				prev = tk.Lower
 			}
 		}
 	}

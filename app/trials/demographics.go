@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // ParseAge reads a registry age limit ("18 Years", "6 Months", "2 Weeks",
@@ -321,8 +323,8 @@ func inferSex(t *Trial) Sex {
 // the text contain a word stem they look for ("women" contains "men",
 // "female" "male")?
 func mentionsSex(s string) bool {
-	for _, w := range words(s) {
-		if sexWords[w.low] {
+	for _, w := range textsearch.Tokens(s) {
+		if sexWords.Has(w.Lower) {
 			return true
 		}
 	}
@@ -330,7 +332,7 @@ func mentionsSex(s string) bool {
 }
 
 // sexWords are the words the sex regular expressions look for.
-var sexWords = setOf(`women woman men man male males female females girls girl boys boy mothers fathers pregnant
+var sexWords = textsearch.NewWordSet(`women woman men man male males female females girls girl boys boy mothers fathers pregnant
 pregnancy postmenopausal premenopausal menopausal sexes genders sex gender either`)
 
 // agesInText returns the age limits a text states (0 = none), line by

@@ -12,6 +12,7 @@ import (
 	"text/template"
 	"unicode/utf8"
 
+	"github.com/clinsight/clinsight/internal/textsearch"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -115,7 +116,7 @@ func (p *Pipeline) modelConcepts(ctx context.Context, patient string) (*Query, l
 	for _, c := range reply.Concepts {
 		text := strings.TrimSpace(c.Text)
 		key := strings.ToLower(text)
-		if text == "" || seen[key] || len(words(text)) == 0 {
+		if text == "" || seen[key] || len(textsearch.Tokens(text)) == 0 {
 			continue
 		}
 		seen[key] = true

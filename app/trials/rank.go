@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clinsight/clinsight/internal/textsearch"
 	"github.com/clinsight/clinsight/localllm"
 	"github.com/clinsight/clinsight/vectorstore"
 )
@@ -500,9 +501,9 @@ func searches(q *Query) []search {
 			continue
 		}
 		var parts []string
-		for _, w := range words(c.Text) {
-			if !isStop(w.low) {
-				parts = append(parts, w.low)
+		for _, w := range textsearch.Tokens(c.Text) {
+			if !isStop(w.Lower) {
+				parts = append(parts, w.Lower)
 			}
 		}
 		if len(parts) < 2 {

@@ -4,51 +4,15 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
-// token is a word of a text with its original spelling.
-type token struct {
-	low, orig string
-}
-
-// words splits text into runs of letters and digits (keeping internal
-// hyphens and slashes out), lower-cased with the original kept.
-func words(text string) []token {
-	var out []token
-	start := -1
-	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			w := text[start:i]
-			out = append(out, token{strings.ToLower(w), w})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		w := text[start:]
-		out = append(out, token{strings.ToLower(w), w})
-	}
-	return out
-}
-
-// stopwords are English function words: they carry no topic.
-var stopwords = setOf(`a about above after again against all am an and any are as at be because been before
-being below between both but by can could did do does doing down during each few for from further had has have
-having he her here hers herself him himself his how i if in into is it its itself just me more most my myself
-no nor not now of off on once only or other our ours out over own same she should so some such than that the
-their theirs them themselves then there these they this those through to too under until up very was we were
-what when where which while who whom why will with would you your yours also may might must shall upon per via
-whether within without yet`)
-
-// narrativeStopwords are the words of case descriptions that say how the
-// story is told, not what the patient has ("presents", "year", "history",
-// "examination"): they would match every trial.
-var narrativeStopwords = setOf(`patient patients presents present presented presenting presentation comes came
+// narrativeStopwords are the trial pipeline's domain stop words: the words
+// of case descriptions that say how the story is told, not what the patient
+// has ("presents", "year", "history", "examination"): they would match
+// every trial.
+var narrativeStopwords = textsearch.NewWordSet(`patient patients presents present presented presenting presentation comes came
 come brought bring referred refers seen sees visit visits visited evaluated evaluation evaluate assessed
 year years yr yrs yo old month months week weeks day days hour hours minute minutes ago today yesterday
 tonight morning evening night nights time times since prior previous previously recent recently currently
@@ -69,17 +33,11 @@ left right bilateral
 undergoes underwent undergoing taking takes took given receives received
 complaint chief known`)
 
-func setOf(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		m[w] = true
-	}
-	return m
-}
-
-// isStop reports whether a lower-cased word carries no clinical concept.
+// isStop reports whether a lower-cased word carries no clinical concept:
+// an English stop word (textsearch.IsStopWord), a narrative word, a single
+// character, or a number or measurement.
 func isStop(w string) bool {
-	if stopwords[w] || narrativeStopwords[w] {
+	if textsearch.IsStopWord(w) || narrativeStopwords.Has(w) {
 		return true
 	}
 	if len(w) < 2 {
@@ -93,13 +51,15 @@ func isStop(w string) bool {
 			digits++
 		}
 	}
-	return digits > 0 && (digits == len(w) || digits*2 >= len(w) && !abbreviationWithDigits[w])
+	return digits > 0 && (digits == len(w) || digits*2 >= len(w) && !abbreviationWithDigits.Has(w))
 }
 
-// abbreviationWithDigits are concepts spelled with digits.
-var abbreviationWithDigits = setOf(`t1dm t2dm hba1c covid19 h1n1 brca1 brca2 her2 ca125 il6 t4 t3 b12 cd4 cd8 p53 h2 sars2`)
+// abbreviationWithDigits are concepts spelled with digits (domain
+// vocabulary).
+var abbreviationWithDigits = textsearch.NewWordSet(`t1dm t2dm hba1c covid19 h1n1 brca1 brca2 her2 ca125 il6 t4 t3 b12 cd4 cd8 p53 h2 sars2`)
 
-// abbreviations maps clinical abbreviations to their expansion. Two-letter
+// abbreviations maps clinical abbreviations to their expansion: the trial
+// pipeline's domain vocabulary. Two-letter
 // ones are only expanded when written in capitals ("MI", "PE"), to leave
 // ordinary words alone.
 var abbreviations = map[string]string{

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestWordsAndTokens(t *testing.T) {
@@ -66,4 +68,56 @@ func TestAnalyzer(t *testing.T) {
 	if got := strings.Join(Analyzer{}.Terms("A b, C"), " "); got != "a b c" {
 		t.Errorf("zero Analyzer: %q", got)
 	}
+}
+
+func TestWordsScripts(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"Hello, World!", []string{"hello", "world"}},
+		{"COVID-19 (SARS-CoV-2)", []string{"covid", "19", "sars", "cov", "2"}},
+		{"HbA1c ≥ 6.5%", []string{"hba1c", "6", "5"}},
+		{"Ärztliche Überweisung", []string{"ärztliche", "überweisung"}},
+		{"bad\xffutf8", []string{"bad", "utf8"}},
+		{"tab\tnew\nline", []string{"tab", "new", "line"}},
+	} {
+		if got := Words(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("Words(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzWords(f *testing.F) {
+	for _, s := range []string{"", "Hello, World!", "COVID-19", "bad\xffutf8", "ǅungla İstanbul ΣΑΣ", "a1-b2_c3", "\u0130\u212a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ws := Words(s)
+		for _, w := range ws {
+			if w == "" || !utf8.ValidString(w) {
+				t.Fatalf("bad word %q", w)
+			}
+			for _, r := range w {
+				if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+					t.Fatalf("word %q holds %q", w, r)
+				}
+			}
+		}
+		// Idempotent: the words of the joined words are the words.
+		if again := Words(strings.Join(ws, " ")); !slices.Equal(again, ws) {
+			t.Fatalf("Words not idempotent: %q -> %q", ws, again)
+		}
+		// Tokens agree with Words.
+		tk := Tokens(s)
+		if len(tk) != len(ws) {
+			t.Fatalf("%d tokens, %d words", len(tk), len(ws))
+		}
+		for i := range tk {
+			if tk[i].Lower != ws[i] || !strings.Contains(s, tk[i].Text) {
+				t.Fatalf("token %+v, word %q", tk[i], ws[i])
+			}
+		}
+	})
 }
