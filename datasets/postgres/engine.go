@@ -284,12 +284,21 @@ func (e *Engine) Query(ctx context.Context, query string) (*datasets.Result, err
 	if err != nil {
 		return nil, err
 	}
+	res, err := e.run(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// run runs a statement that passed the gate.
+func (e *Engine) run(ctx context.Context, cs checkedStatement) (*datasets.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout+cancelGrace)
 	defer cancel()
 	var res *datasets.Result
-	err = e.withTx(ctx, true, func(conn *pgx.Conn) error {
-		pg := conn.PgConn()
-		desc, err := pg.Prepare(ctx, "", cs.text, nil)
+	err := e.withTx(ctx, true, func(conn *pgx.Conn) error {
+		desc, err := conn.PgConn().Prepare(ctx, "", cs.text, nil)
 		if err != nil {
 			return err
 		}
@@ -299,7 +308,6 @@ func (e *Engine) Query(ctx context.Context, query string) (*datasets.Result, err
 	if err != nil {
 		return nil, e.translate(ctx, cs.text, err)
 	}
-	res.Elapsed = time.Since(start)
 	return res, nil
 }
 

@@ -314,9 +314,27 @@ func (c *Cluster) CreateRole(t testing.TB, name string, attrs ...string) string 
 	return pw
 }
 
+// PgDump runs pg_dump as the superuser on database db with extra
+// arguments (for example "--data-only") and returns its output.
+func (c *Cluster) PgDump(ctx context.Context, db string, args ...string) ([]byte, error) {
+	args = append([]string{"-h", c.SocketDir, "-p", strconv.Itoa(Port), "-U", Superuser, "-w", "-d", db}, args...)
+	out, errOut, err := c.runEnv(ctx, []string{"PGPASSWORD=" + c.SuperPassword}, "pg_dump", args...)
+	if err != nil {
+		return nil, fmt.Errorf("pg_dump: %w\n%s", err, errOut)
+	}
+	return out, nil
+}
+
 // run runs one of the server's programs, as the postgres user when the
 // tests run as root.
 func (c *Cluster) run(ctx context.Context, prog string, args ...string) ([]byte, error) {
+	out, errOut, err := c.runEnv(ctx, nil, prog, args...)
+	return append(out, errOut...), err
+}
+
+// runEnv is run with extra environment variables; it returns the
+// program's standard output and standard error apart.
+func (c *Cluster) runEnv(ctx context.Context, env []string, prog string, args ...string) (stdout, stderr []byte, err error) {
 	path := filepath.Join(c.bin, prog)
 	var cmd *exec.Cmd
 	if c.runAs != "" {
@@ -325,10 +343,13 @@ func (c *Cluster) run(ctx context.Context, prog string, args ...string) ([]byte,
 		cmd = exec.CommandContext(ctx, path, args...)
 	}
 	cmd.Dir = c.Dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.Bytes(), err
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.Bytes(), errOut.Bytes(), err
 }
 
 // chownTree gives a directory tree to a user.
