@@ -224,7 +224,7 @@ func TestMetaCLIBadInputs(t *testing.T) {
 	}{
 		{"missing file", []string{"--data", filepath.Join(dir, "nope.csv"), "--measure", "OR"}, "clinsight: cannot open the data file: open " + filepath.Join(dir, "nope.csv")},
 		{"bad measure", []string{"--data", data, "--measure", "XX"}, `clinsight: unknown effect measure "XX"`},
-		{"bad model", []string{"--data", data, "--measure", "OR", "--model", "PM"}, `clinsight: unknown pooling method "PM"`},
+		{"bad model", []string{"--data", data, "--measure", "OR", "--model", "XY"}, `clinsight: unknown pooling method "XY"`},
 		{"events above total", []string{"--data", bad, "--measure", "OR"}, `clinsight: data row 2 (study "B"): ai = 12 events is more than the group total n1i = 10`},
 		{"missing values", []string{"--data", writeFile(t, "na.csv", "study,ai,n1i,ci,n2i\nA,NA,10,2,10\n"), "--measure", "RR"}, `clinsight: data row 1 (study "A"): column "ai" is empty or NA`},
 		{"no measure", []string{"--data", data}, `clinsight: required flag(s) "measure" not set`},

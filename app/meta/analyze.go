@@ -12,7 +12,8 @@ import (
 const maxReportedErrors = 20
 
 // Analyze computes each study's effect size and pools them as metafor's
-// rma.uni (EE, DL, REML; test z or knha) or rma.mh (MH) would. Studies
+// rma.uni (EE or a random-effects estimator of τ²: DL, REML, ML, HE, HS,
+// SJ, PM, EB; test z or knha), rma.mh (MH) or rma.peto (PETO) would. Studies
 // marked Missing are omitted with a note. Invalid studies make it fail with
 // an *Error per offending row (joined). With a single usable study the
 // result is that study's estimate, with a note; with none it fails.
@@ -56,7 +57,11 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 	switch kind {
 	case Binary:
 		drop00 := o.Drop00 || o.Method == MH // rma.mh: escalc(drop00 = TRUE) for Q
-		eff = binaryEffects(used, o.Measure, o.Add, o.To, drop00)
+		if o.Method == PETO {
+			eff = petoEffects(used, o.Add, o.To)
+		} else {
+			eff = binaryEffects(used, o.Measure, o.Add, o.To, drop00)
+		}
 		if o.Method != MH {
 			if note := correctionNote(used, o.To, o.Add); note != "" {
 				notes = append(notes, note)
@@ -82,7 +87,7 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 		if e.ok {
 			y = append(y, e.yi)
 			v = append(v, e.vi)
-		} else if o.Method != MH {
+		} else if o.Method != MH && o.Method != PETO {
 			notes = append(notes, fmt.Sprintf("%s left out: %s.", where(&used[i]), e.reason))
 		}
 	}
@@ -104,6 +109,15 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 		res.K = len(used)
 		if n := len(used) - len(y); n > 0 {
 			notes = append(notes, fmt.Sprintf("%s with no events (or only events) in both groups add nothing to the Mantel–Haenszel estimate and are left out of Q, I² and H² (as metafor's rma.mh).", plural(n, "study", "studies")))
+		}
+	} else if o.Method == PETO {
+		var err error
+		if f, wt, err = fitPeto(used, len(y), o.Level); err != nil {
+			return Result{}, err
+		}
+		res.K = len(used)
+		if n := len(used) - len(y); n > 0 {
+			notes = append(notes, fmt.Sprintf("%s with no events (or only events) in both groups add nothing to Peto's estimate and are left out of Q's degrees of freedom (as metafor's rma.peto).", plural(n, "study", "studies")))
 		}
 	} else {
 		if len(y) == 0 {
@@ -142,6 +156,7 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 	res.CILB, res.CIUB = f.ciLB, f.ciUB
 	res.Tau2, res.Tau, res.SETau2 = f.tau2, math.Sqrt(f.tau2), f.seTau2
 	res.I2, res.H2, res.QE, res.QEp, res.QEdf = f.i2, f.h2, f.qe, f.qep, f.qeDF
+	res.Tau2CILB, res.Tau2CIUB, res.I2CILB, res.I2CIUB, res.H2CILB, res.H2CIUB = f.tau2Lo, f.tau2Hi, f.i2Lo, f.i2Hi, f.h2Lo, f.h2Hi
 	res.Iterations = f.iter
 	if o.Method.IsRandom() {
 		// predict.rma: pred ± crit·√(se² + τ²), crit as for the CI.

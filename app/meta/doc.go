@@ -29,13 +29,25 @@
 //     k) and computes its Q statistic from escalc with drop00=TRUE, so
 //     double-zero studies are left out of QE, I² and H² there. Both
 //     behaviours are reproduced; Options.Drop00 drops them for rma.uni too.
-//   - Pooling follows rma.uni (methods EE, DL, REML; test "z" or "knha") and
+//   - Pooling follows rma.uni (EE and the τ² estimators DL, REML, ML, HE,
+//     HS, SJ, PM, EB with metafor's control defaults; test "z" or "knha"),
+//     rma.peto (PETO: Peto's one-step odds ratio on the uncorrected tables,
+//     per-study values from escalc "PETO" with the 1/2 correction) and
 //     rma.mh (MH for OR with the Robins–Breslow–Greenland variance, RR and RD
 //     with metafor's variances, no continuity correction). REML uses
 //     metafor's Fisher scoring: Hedges' estimator as the starting value, step
 //     halving to keep τ² ≥ 0, convergence when τ² changes by less than 1e-5
 //     (metafor's control threshold), and metafor's check that τ² is not a
 //     worse local maximum than τ² = 0.
+//   - Iterative estimators follow metafor's control: PM searches [0,
+//     max(100, 10·mad(yi)²)] with R's uniroot (Brent, tol eps^¼) stepped
+//     exactly as R's zeroin; ML and EB use Fisher scoring as REML does.
+//   - Random-effects results carry the Q-profile confidence intervals of τ²,
+//     I² and H² (confint.rma.uni, type "QP").
+//   - Meta-regression (Regress), subgroups (Subgroups), small-study effects
+//     (Egger, Begg, TrimFill) and sensitivity analyses (LeaveOneOut,
+//     Cumulative, Influence) reproduce rma.uni with mods, regtest, ranktest,
+//     trimfill, leave1out, cumul and influence.rma.uni.
 //   - I² and H² for random-effects models use metafor's "typical" sampling
 //     variance (k−1)/tr(P); prediction intervals are those of predict.rma
 //     (the same critical value as the confidence interval).

@@ -58,7 +58,8 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{Options{}, "no effect measure"},
 		{Options{Measure: "XX"}, "unknown effect measure"},
-		{Options{Measure: OR, Method: "PM"}, "unknown pooling method"},
+		{Options{Measure: OR, Method: "XY"}, "unknown pooling method"},
+		{Options{Measure: RR, Method: PETO}, "Peto's method gives an odds ratio"},
 		{Options{Measure: MD, Method: MH}, "Mantel–Haenszel method needs 2x2"},
 		{Options{Measure: OR, Method: MH, Test: TestKnHa}, "does not apply"},
 		{Options{Measure: OR, Level: 120}, "confidence levels"},

@@ -13,8 +13,7 @@ import (
 // It returns the fit and each table's weight in percent.
 func fitMH(tables []Study, m Measure, y, v []float64, level float64) (fit, []float64, error) {
 	k := len(tables)
-	var f fit
-	f.seTau2 = math.NaN()
+	f := fit{seTau2: math.NaN()}.noCI()
 	wt := make([]float64, k)
 	switch m {
 	case OR:

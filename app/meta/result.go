@@ -44,10 +44,17 @@ type Result struct {
 	Tau float64
 	// SETau2 is the standard error of τ² (NaN when not computed: EE, MH, k=1).
 	SETau2 float64
+	// Tau2CILB and Tau2CIUB are the Q-profile confidence limits of τ²
+	// (confint.rma.uni); NaN for common-effect models and k = 1.
+	Tau2CILB, Tau2CIUB float64
 	// I2 is I² in percent.
 	I2 float64
+	// I2CILB and I2CIUB are the confidence limits of I² from those of τ².
+	I2CILB, I2CIUB float64
 	// H2 is H².
 	H2 float64
+	// H2CILB and H2CIUB are the confidence limits of H².
+	H2CILB, H2CIUB float64
 	// QE is Cochran's Q statistic for heterogeneity.
 	QE float64
 	// QEp is its p-value (chi-squared with QEdf degrees of freedom).
@@ -58,7 +65,8 @@ type Result struct {
 	// PILB and PIUB are the prediction interval (predict.rma's pi.lb, pi.ub)
 	// for random-effects models; NaN for fixed-effect ones.
 	PILB, PIUB float64
-	// Iterations is the number of REML Fisher-scoring iterations (0 otherwise).
+	// Iterations is the number of Fisher-scoring iterations of REML, ML and
+	// EB (0 otherwise).
 	Iterations int
 	// HarmonicN is the harmonic mean of the sizes of the studies in the
 	// model for PFT, at which Back inverts the double arcsine (metafor's
@@ -127,12 +135,18 @@ func (r Result) ModelLabel() string {
 		s = "Common-effect model (inverse variance"
 	case MH:
 		s = "Common-effect model (Mantel–Haenszel"
+	case PETO:
+		s = "Common-effect model (Peto"
 	case DL:
 		s = "Random-effects model (DerSimonian–Laird"
 	case REML:
 		s = "Random-effects model (REML"
 	default:
-		s = "Model (" + string(r.Method)
+		if r.Method.IsRandom() {
+			s = "Random-effects model (" + r.Method.Label() + ", " + string(r.Method)
+		} else {
+			s = "Model (" + string(r.Method)
+		}
 	}
 	if r.Test == TestKnHa {
 		s += ", Knapp–Hartung"
@@ -181,10 +195,22 @@ type Summary struct {
 	Tau Float `json:"tau"`
 	// SETau2 is the standard error of τ² (DL and REML only).
 	SETau2 Float `json:"se_tau2"`
+	// Tau2CILB is the lower Q-profile confidence limit of τ².
+	Tau2CILB Float `json:"tau2_ci_lb"`
+	// Tau2CIUB is the upper Q-profile confidence limit of τ².
+	Tau2CIUB Float `json:"tau2_ci_ub"`
 	// I2 is I² in percent.
 	I2 Float `json:"I2"`
+	// I2CILB is the lower confidence limit of I².
+	I2CILB Float `json:"I2_ci_lb"`
+	// I2CIUB is the upper confidence limit of I².
+	I2CIUB Float `json:"I2_ci_ub"`
 	// H2 is H².
 	H2 Float `json:"H2"`
+	// H2CILB is the lower confidence limit of H².
+	H2CILB Float `json:"H2_ci_lb"`
+	// H2CIUB is the upper confidence limit of H².
+	H2CIUB Float `json:"H2_ci_ub"`
 	// QE is Cochran's Q.
 	QE Float `json:"QE"`
 	// QEp is the p-value of QE.
@@ -204,7 +230,7 @@ type Summary struct {
 	Notes []string `json:"notes,omitempty"`
 	// Scale is "log" for ratio measures, "identity" otherwise.
 	Scale string `json:"scale"`
-	// Iterations is the number of REML iterations.
+	// Iterations is the number of Fisher-scoring iterations.
 	Iterations int `json:"iterations,omitempty"`
 	// Reproduces names the software these results agree with.
 	Reproduces string `json:"reproduces"`
@@ -266,7 +292,9 @@ func (r Result) Summary() Summary {
 		Est: Float(r.Est), SE: Float(r.SE), Pval: Float(r.Pval),
 		CILB: Float(r.CILB), CIUB: Float(r.CIUB), PILB: Float(r.PILB), PIUB: Float(r.PIUB),
 		Tau2: Float(r.Tau2), Tau: Float(r.Tau), SETau2: Float(r.SETau2),
-		I2: Float(r.I2), H2: Float(r.H2), QE: Float(r.QE), QEp: Float(r.QEp), QEdf: r.QEdf,
+		I2: Float(r.I2), H2: Float(r.H2),
+		Tau2CILB: Float(r.Tau2CILB), Tau2CIUB: Float(r.Tau2CIUB), I2CILB: Float(r.I2CILB), I2CIUB: Float(r.I2CIUB),
+		H2CILB: Float(r.H2CILB), H2CIUB: Float(r.H2CIUB), QE: Float(r.QE), QEp: Float(r.QEp), QEdf: r.QEdf,
 		Notes: r.Notes, Scale: "identity", Iterations: r.Iterations, Reproduces: "metafor 3.8-1",
 	}
 	stat := Float(r.Stat)

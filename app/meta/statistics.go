@@ -40,7 +40,7 @@ func (s Statistic) Text() string {
 				return "< 0.0001"
 			}
 			return strconv.FormatFloat(v, 'f', 4, 64)
-		case "I2":
+		case "I2", "I2_ci_lb", "I2_ci_ub":
 			return strconv.FormatFloat(v, 'f', 2, 64) + "%"
 		}
 		if v != 0 && math.Abs(v) < 1e-3 {
@@ -124,15 +124,19 @@ func (r Result) Statistics() []Statistic {
 	out = append(out,
 		Statistic{"tau2", "Between-study variance τ²", num(r.Tau2)},
 		Statistic{"se_tau2", "Standard error of τ²", num(r.SETau2)},
+		Statistic{"tau2_ci_lb", pct + " CI lower limit of τ² (Q-profile)", num(r.Tau2CILB)},
+		Statistic{"tau2_ci_ub", pct + " CI upper limit of τ² (Q-profile)", num(r.Tau2CIUB)},
 		Statistic{"tau", "τ (√τ²)", num(r.Tau)},
 		Statistic{"I2", "I² (share of variability due to heterogeneity)", num(r.I2)},
+		Statistic{"I2_ci_lb", pct + " CI lower limit of I²", num(r.I2CILB)},
+		Statistic{"I2_ci_ub", pct + " CI upper limit of I²", num(r.I2CIUB)},
 		Statistic{"H2", "H²", num(r.H2)},
 		Statistic{"QE", "Cochran's Q", num(r.QE)},
 		Statistic{"QEdf", "Degrees of freedom of Q", r.QEdf},
 		Statistic{"QEp", "p-value of Q", num(r.QEp)},
 	)
 	if r.Iterations > 0 {
-		out = append(out, Statistic{"iterations", "REML iterations", r.Iterations})
+		out = append(out, Statistic{"iterations", "Fisher-scoring iterations", r.Iterations})
 	}
 	for i, n := range r.Notes {
 		out = append(out, Statistic{"note", fmt.Sprintf("Note %d", i+1), n})

@@ -300,10 +300,64 @@ const (
 	// REML is the restricted maximum-likelihood random-effects estimator of
 	// τ² (metafor's default).
 	REML Method = "REML"
+	// ML is the maximum-likelihood estimator of τ² (Fisher scoring).
+	ML Method = "ML"
+	// HE is the Hedges (Hedges–Olkin) estimator of τ².
+	HE Method = "HE"
+	// HS is the Hunter–Schmidt estimator of τ².
+	HS Method = "HS"
+	// SJ is the Sidik–Jonkman estimator of τ².
+	SJ Method = "SJ"
+	// PM is the Paule–Mandel (empirical Bayes moment) estimator of τ².
+	PM Method = "PM"
+	// EB is the empirical Bayes (Morris) estimator of τ² (Fisher scoring).
+	EB Method = "EB"
+	// PETO is Peto's one-step odds ratio (rma.peto; measure OR only).
+	PETO Method = "PETO"
 )
 
-// IsRandom reports whether the method estimates τ² (DL, REML).
-func (m Method) IsRandom() bool { return m == DL || m == REML }
+// Methods lists every pooling method in the order they are offered: the
+// common-effect ones, then the estimators of τ².
+func Methods() []Method { return []Method{EE, MH, PETO, DL, REML, ML, HE, HS, SJ, PM, EB} }
+
+// IsRandom reports whether the method estimates τ² (DL, REML, ML, HE, HS,
+// SJ, PM, EB).
+func (m Method) IsRandom() bool {
+	switch m {
+	case DL, REML, ML, HE, HS, SJ, PM, EB:
+		return true
+	}
+	return false
+}
+
+// Label names the method for people, e.g. "Paule–Mandel".
+func (m Method) Label() string {
+	switch m {
+	case EE:
+		return "Inverse variance (common effect)"
+	case MH:
+		return "Mantel–Haenszel"
+	case PETO:
+		return "Peto odds ratio"
+	case DL:
+		return "DerSimonian–Laird"
+	case REML:
+		return "Restricted maximum likelihood"
+	case ML:
+		return "Maximum likelihood"
+	case HE:
+		return "Hedges"
+	case HS:
+		return "Hunter–Schmidt"
+	case SJ:
+		return "Sidik–Jonkman"
+	case PM:
+		return "Paule–Mandel"
+	case EB:
+		return "Empirical Bayes"
+	}
+	return string(m)
+}
 
 // ParseMethod accepts a method name case-insensitively; "FE" and "IV" are
 // accepted for EE, "HK" or "KNHA" suffixes are not (use Test).
@@ -317,8 +371,22 @@ func ParseMethod(s string) (Method, error) {
 		return DL, nil
 	case "REML":
 		return REML, nil
+	case "ML":
+		return ML, nil
+	case "HE", "HO":
+		return HE, nil
+	case "HS":
+		return HS, nil
+	case "SJ":
+		return SJ, nil
+	case "PM", "EB-PM":
+		return PM, nil
+	case "EB":
+		return EB, nil
+	case "PETO":
+		return PETO, nil
 	}
-	return "", errorf(EINVALID, "unknown pooling method %q (use EE, MH, DL or REML)", s)
+	return "", errorf(EINVALID, "unknown pooling method %q (use EE, MH, PETO, DL, REML, ML, HE, HS, SJ, PM or EB)", s)
 }
 
 // Test is the distribution used for the pooled estimate's test and CI
@@ -443,7 +511,14 @@ func (o Options) Validate() error {
 	}
 	d := o.withDefaults()
 	switch d.Method {
-	case EE, DL, REML:
+	case EE, DL, REML, ML, HE, HS, SJ, PM, EB:
+	case PETO:
+		if d.Measure != OR {
+			return errorf(EINVALID, "Peto's method gives an odds ratio: choose the measure OR, not %s", d.Measure)
+		}
+		if d.Test == TestKnHa {
+			return errorf(EINVALID, "the Knapp–Hartung adjustment does not apply to Peto's method")
+		}
 	case MH:
 		if d.Measure.Kind() != Binary {
 			return errorf(EINVALID, "the Mantel–Haenszel method needs 2x2 counts and measure OR, RR or RD, not %s", d.Measure)
@@ -452,7 +527,7 @@ func (o Options) Validate() error {
 			return errorf(EINVALID, "the Knapp–Hartung adjustment does not apply to the Mantel–Haenszel method")
 		}
 	default:
-		return errorf(EINVALID, "unknown pooling method %q (use EE, MH, DL or REML)", o.Method)
+		return errorf(EINVALID, "unknown pooling method %q (use EE, MH, PETO, DL, REML, ML, HE, HS, SJ, PM or EB)", o.Method)
 	}
 	if d.Test != TestZ && d.Test != TestKnHa {
 		return errorf(EINVALID, "unknown test %q (use z or knha)", o.Test)
