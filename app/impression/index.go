@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // Corpus is the report corpus in memory, indexed for similar-report
@@ -14,17 +16,9 @@ import (
 // safe for concurrent use.
 type Corpus struct {
 	reports  []Report
-	examples []int32 // indexes into reports of the eligible reports
-	vocab    map[string]int32
-	idf      []float32
-	postings [][]posting // per term: example position and weight
+	examples []int32           // indexes into reports of the eligible reports
+	tfidf    *textsearch.TFIDF // the examples' findings, by position in examples
 	byID     map[int64]int32
-}
-
-// posting is one example's L2-normalised TF-IDF weight for a term.
-type posting struct {
-	doc int32 // position in examples
-	w   float32
 }
 
 // LoadCorpus reads the corpus of db and indexes it.
@@ -39,7 +33,7 @@ func LoadCorpus(ctx context.Context, db *sql.DB) (*Corpus, error) {
 // NewCorpus indexes reports (labelled and with their eligibility set, as
 // LoadReports returns them). Reports without an ID get their position + 1.
 func NewCorpus(reports []Report) *Corpus {
-	c := &Corpus{reports: reports, vocab: map[string]int32{}, byID: make(map[int64]int32, len(reports))}
+	c := &Corpus{reports: reports, byID: make(map[int64]int32, len(reports))}
 	for i := range c.reports {
 		if c.reports[i].ID == 0 {
 			c.reports[i].ID = int64(i + 1)
@@ -49,70 +43,19 @@ func NewCorpus(reports []Report) *Corpus {
 			c.examples = append(c.examples, int32(i))
 		}
 	}
-	// Document frequencies, then sublinear-free TF-IDF (raw counts times
-	// the smoothed idf ln((1+n)/(1+df)) + 1, as scikit-learn's
-	// TfidfVectorizer), L2-normalised per document.
-	var df []int32
-	docTerms := make([]map[int32]int32, len(c.examples))
+	// TF-IDF as scikit-learn's TfidfVectorizer: raw counts times the
+	// smoothed idf, L2-normalised per document.
+	docs := make([][]string, len(c.examples))
 	for k, ri := range c.examples {
-		tf := map[int32]int32{}
-		for _, t := range textTokens(c.reports[ri].Findings) {
-			id, ok := c.vocab[t]
-			if !ok {
-				id = int32(len(df))
-				c.vocab[t] = id
-				df = append(df, 0)
-			}
-			if tf[id] == 0 {
-				df[id]++
-			}
-			tf[id]++
-		}
-		docTerms[k] = tf
+		docs[k] = textTokens(c.reports[ri].Findings)
 	}
-	n := float64(len(c.examples))
-	c.idf = make([]float32, len(df))
-	for t, d := range df {
-		c.idf[t] = float32(math.Log((1+n)/(1+float64(d))) + 1)
-	}
-	c.postings = make([][]posting, len(df))
-	for t, d := range df {
-		c.postings[t] = make([]posting, 0, d)
-	}
-	for k, tf := range docTerms {
-		var norm float64
-		for t, f := range tf {
-			w := float64(f) * float64(c.idf[t])
-			norm += w * w
-		}
-		norm = math.Sqrt(norm)
-		terms := make([]int32, 0, len(tf))
-		for t := range tf {
-			terms = append(terms, t)
-		}
-		slices.Sort(terms)
-		for _, t := range terms {
-			c.postings[t] = append(c.postings[t], posting{doc: int32(k), w: float32(float64(tf[t]) * float64(c.idf[t]) / norm)})
-		}
-	}
+	c.tfidf = textsearch.NewTFIDF(docs)
 	return c
 }
 
-// textTokens splits text for the TF-IDF index: lowercase runs of letters
-// and digits of at least 2 characters (scikit-learn's default token
-// pattern).
-func textTokens(s string) []string {
-	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
-	})
-	out := f[:0]
-	for _, t := range f {
-		if len(t) >= 2 {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+// textTokens splits text for the TF-IDF index: its words (textsearch.Words)
+// of at least 2 characters, as scikit-learn's default token pattern.
+func textTokens(s string) []string { return textsearch.Analyzer{MinLen: 2}.Terms(s) }
 
 // Len returns the number of reports.
 func (c *Corpus) Len() int { return len(c.reports) }
@@ -305,28 +248,4 @@ func (h *candHeap) pushBounded(cd candidate, limit int) {
 
 // similarities returns the TF-IDF cosine similarity of text with every
 // example (indexed like c.examples).
-func (c *Corpus) similarities(text string) []float32 {
-	sims := make([]float32, len(c.examples))
-	tf := map[int32]int{}
-	for _, t := range textTokens(text) {
-		if id, ok := c.vocab[t]; ok {
-			tf[id]++
-		}
-	}
-	var norm float64
-	for t, f := range tf {
-		w := float64(f) * float64(c.idf[t])
-		norm += w * w
-	}
-	if norm == 0 {
-		return sims
-	}
-	norm = math.Sqrt(norm)
-	for t, f := range tf {
-		qw := float32(float64(f) * float64(c.idf[t]) / norm)
-		for _, p := range c.postings[t] {
-			sims[p.doc] += qw * p.w
-		}
-	}
-	return sims
-}
+func (c *Corpus) similarities(text string) []float32 { return c.tfidf.Cosines(textTokens(text)) }
