@@ -119,7 +119,23 @@ type TableColumn struct {
 	// Doc is the column's meaning: curated (units, codes, value spellings)
 	// or generated from its name, type and keys.
 	Doc string
+	// Disclosure is the column's disclosure-control class from the
+	// curated docs: DisclosureIdentifier, DisclosureQuasiIdentifier, or ""
+	// when not marked.
+	Disclosure string
 }
+
+// Disclosure-control classes of TableColumn.Disclosure.
+const (
+	// DisclosureIdentifier marks a column that identifies a person or
+	// carries identifying text (a source identifier, a name, an address,
+	// a clinical note): never to be shown in a result.
+	DisclosureIdentifier = "identifier"
+	// DisclosureQuasiIdentifier marks a column that identifies a person in
+	// combination with others (birth date, zip code, race): to be reported
+	// only in aggregates.
+	DisclosureQuasiIdentifier = "quasi-identifier"
+)
 
 // ForeignKey is a declared foreign key of a table.
 type ForeignKey struct {

@@ -59,6 +59,9 @@ type tableDocFile struct {
 	Synonyms []string `yaml:"synonyms"`
 	// Examples are questions the table helps answer.
 	Examples []string `yaml:"examples"`
+	// Disclosure marks columns for disclosure control: column name to
+	// DisclosureIdentifier or DisclosureQuasiIdentifier.
+	Disclosure map[string]string `yaml:"disclosure"`
 }
 
 // loadSchemaDocs parses and validates every embedded docs/*.yaml file, in
@@ -121,6 +124,14 @@ func parseSchemaDoc(data []byte) (schemaDoc, error) {
 		}
 		if len(t.Columns) == 0 {
 			return d, fmt.Errorf("profile %s: table %s documents no column", d.Profile, name)
+		}
+		for c, class := range t.Disclosure {
+			if _, ok := t.column(c); !ok {
+				return d, fmt.Errorf("profile %s: disclosure of %s.%s: the column is not documented", d.Profile, name, c)
+			}
+			if class != DisclosureIdentifier && class != DisclosureQuasiIdentifier {
+				return d, fmt.Errorf("profile %s: disclosure of %s.%s: %q is neither %q nor %q", d.Profile, name, c, class, DisclosureIdentifier, DisclosureQuasiIdentifier)
+			}
 		}
 		cols := map[string]bool{}
 		for c, meaning := range t.Columns {
@@ -301,6 +312,12 @@ func curatedDoc(cat *Catalog, t *Table, td tableDocFile, profile string) {
 	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
+		c.Disclosure = ""
+		for n, class := range td.Disclosure {
+			if strings.EqualFold(n, c.Name) {
+				c.Disclosure = class
+			}
+		}
 		if m, ok := td.column(c.Name); ok {
 			c.Doc = docOneLine(m)
 		} else {

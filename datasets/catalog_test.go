@@ -411,7 +411,7 @@ func TestCatalogDocsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"clinsight": 1, "ehrsql-2024-mimic-iv": 17, "idc-dicom-all": 1, "mimic-iv-2.2": 31}
+	want := map[string]int{"clinsight": 1, "ehrsql-2024-mimic-iv": 17, "idc-dicom-all": 1, "mimic-iv-2.2": 31, "omop-cdm-5.4": 39}
 	got := map[string]int{}
 	for _, d := range docs {
 		got[d.Profile] = len(d.Tables)

@@ -87,6 +87,9 @@ type CSVOptions struct {
 	typeHints map[string]string
 	// indexHints are columns indexed when they exist and ignored otherwise.
 	indexHints []string
+	// maxRecordBytes, when positive, bounds each CSV record (see
+	// newRecordBound).
+	maxRecordBytes int
 }
 
 // ImportColumn describes one column of an imported table.
@@ -263,7 +266,11 @@ func (imp *csvImport) open() error {
 	case strings.HasSuffix(strings.ToLower(imp.path), ".gz"):
 		return imp.fail(1, errors.New("corrupt gzip data: the file is named .gz but does not start with the gzip magic bytes"))
 	}
-	r := csv.NewReader(textenc.UTF8(text)) // UTF-16 (as Excel saves "Unicode text") decoded
+	src := textenc.UTF8(text) // UTF-16 (as Excel saves "Unicode text") decoded
+	if imp.opts.maxRecordBytes > 0 {
+		src = newRecordBound(src, imp.opts.maxRecordBytes)
+	}
+	r := csv.NewReader(src)
 	r.ReuseRecord = true
 	r.FieldsPerRecord = 0 // set by the header
 	if imp.opts.Comma != 0 {
