@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/clinsight/clinsight/datasets/realdata"
+	"github.com/clinsight/clinsight/internal/textsearch"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
@@ -56,81 +56,31 @@ func TestScreeningRecallTrialReviewBench(t *testing.T) {
 	}
 }
 
-// tfidfBaseline ranks the pool by TF-IDF cosine (smooth idf, l2 norm, as
-// scikit-learn's TfidfVectorizer defaults) of the concatenated PICO text.
+// tfidfBaseline ranks the pool by TF-IDF cosine (textsearch.TFIDF: smooth
+// idf, l2 norm, as scikit-learn's TfidfVectorizer defaults, over words of
+// at least two characters) of the concatenated PICO text.
 func tfidfBaseline(reviews []Review) [2]float64 {
 	var ids []string
 	var docs [][]string
 	seen := map[string]bool{}
-	tok := func(s string) []string {
-		return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
-		})
-	}
+	tok := textsearch.Analyzer{MinLen: 2}.Terms
 	for _, r := range reviews {
 		for _, s := range r.Included {
 			if !seen[s.PMID] {
 				seen[s.PMID] = true
 				ids = append(ids, s.PMID)
-				var ts []string
-				for _, w := range tok(s.Title) {
-					if len(w) > 1 {
-						ts = append(ts, w)
-					}
-				}
-				docs = append(docs, ts)
+				docs = append(docs, tok(s.Title))
 			}
 		}
 	}
-	df := map[string]float64{}
-	for _, d := range docs {
-		u := map[string]bool{}
-		for _, w := range d {
-			u[w] = true
-		}
-		for w := range u {
-			df[w]++
-		}
-	}
-	n := float64(len(docs))
-	vec := func(ts []string) map[string]float64 {
-		v := map[string]float64{}
-		for _, w := range ts {
-			if df[w] > 0 {
-				v[w]++
-			}
-		}
-		var norm float64
-		for w, x := range v {
-			v[w] = x * (math.Log((1+n)/(1+df[w])) + 1)
-			norm += v[w] * v[w]
-		}
-		for w := range v {
-			v[w] /= math.Sqrt(norm)
-		}
-		return v
-	}
-	dv := make([]map[string]float64, len(docs))
-	for i, d := range docs {
-		dv[i] = vec(d)
-	}
+	ix := textsearch.NewTFIDF(docs)
 	var out [2]float64
 	for _, r := range reviews {
 		p := r.PICO
-		var qs []string
-		for _, w := range tok(p.Population + " " + p.Intervention + " " + p.Comparison + " " + p.Outcome) {
-			if len(w) > 1 {
-				qs = append(qs, w)
-			}
-		}
-		q := vec(qs)
+		sims := ix.Cosines(tok(p.Population + " " + p.Intervention + " " + p.Comparison + " " + p.Outcome))
 		scored := make([]Scored, len(docs))
-		for i := range docs {
-			var s float64
-			for w, x := range q {
-				s += x * dv[i][w]
-			}
-			scored[i] = Scored{ID: ids[i], Index: i, Score: s}
+		for i, s := range sims {
+			scored[i] = Scored{ID: ids[i], Index: i, Score: float64(s)}
 		}
 		sortScored(scored)
 		rel := map[string]bool{}
