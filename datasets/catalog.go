@@ -90,8 +90,22 @@ type Table struct {
 	// estimate is exact for tables that were only ever appended to, as
 	// imported tables are.
 	RowCountEstimated bool
+	// Schema is the schema holding the table on a database server
+	// (PostgreSQL), "" for SQLite. Name is then the bare table name, or
+	// "schema.name" when two schemas read hold tables of the same name.
+	Schema string
 	// Doc is the table's documentation, curated or generated.
 	Doc TableDoc
+}
+
+// SQLName returns the name to write in SQL for the table: schema-qualified
+// when the table has a schema ("mimiciv_hosp.patients"), each part quoted
+// when it is not a plain identifier.
+func (t Table) SQLName() string {
+	if t.Schema == "" {
+		return catalogIdent(t.Name)
+	}
+	return catalogIdent(t.Schema) + "." + catalogIdent(strings.TrimPrefix(t.Name, t.Schema+"."))
 }
 
 // TableColumn describes one column of a table.
@@ -264,11 +278,18 @@ func ReadCatalog(ctx context.Context, db *sql.DB, opts CatalogOptions) (*Catalog
 }
 
 // Table returns the table or view with the given name, compared
-// case-insensitively as SQLite does, and whether it exists.
+// case-insensitively as SQLite does, and whether it exists. A table with a
+// schema is also found by its schema-qualified name.
 func (c *Catalog) Table(name string) (*Table, bool) {
 	for i := range c.Tables {
 		if strings.EqualFold(c.Tables[i].Name, name) {
 			return &c.Tables[i], true
+		}
+	}
+	for i := range c.Tables {
+		t := &c.Tables[i]
+		if t.Schema != "" && strings.EqualFold(t.Schema+"."+strings.TrimPrefix(t.Name, t.Schema+"."), name) {
+			return t, true
 		}
 	}
 	return nil, false

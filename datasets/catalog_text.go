@@ -128,7 +128,7 @@ func catalogWriteCreate(b *strings.Builder, t *Table) {
 	case KindVirtual:
 		stmt = "CREATE VIRTUAL TABLE"
 	}
-	fmt.Fprintf(b, "%s %s (\n", stmt, catalogIdent(t.Name))
+	fmt.Fprintf(b, "%s %s (\n", stmt, t.SQLName())
 
 	type line struct{ def, comment string }
 	var lines []line

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,30 @@ func TestSQLiteEngine(t *testing.T) {
 	}
 	if (RunnerOptions{}).WithDefaults() != (RunnerOptions{Timeout: DefaultTimeout, MaxRows: DefaultMaxRows, MaxCellBytes: DefaultMaxCellBytes, MaxResultBytes: DefaultMaxResultBytes}) {
 		t.Error("WithDefaults")
+	}
+}
+
+// TestSchemaQualifiedTables checks a table with a schema (a PostgreSQL
+// source) is written schema-qualified in the generator's text and found by
+// either name.
+func TestSchemaQualifiedTables(t *testing.T) {
+	cat := &Catalog{Tables: []Table{
+		{Name: "patients", Schema: "mimiciv_hosp", Kind: KindTable, RowCount: 100, Columns: []TableColumn{{Name: "subject_id", Type: "integer", PrimaryKey: 1}}},
+		{Name: "icu.order", Schema: "icu", Kind: KindTable, RowCount: -1, Columns: []TableColumn{{Name: "x", Type: "text"}}},
+		{Name: "plain", Kind: KindTable, RowCount: -1},
+	}}
+	for name, want := range map[string]string{"patients": "patients", "MIMICIV_HOSP.patients": "patients", "icu.order": "icu.order", "plain": "plain"} {
+		if tab, ok := cat.Table(name); !ok || tab.Name != want {
+			t.Errorf("Table(%q) = %v, %v", name, tab, ok)
+		}
+	}
+	if _, ok := cat.Table("other.patients"); ok {
+		t.Error("found a table under another schema")
+	}
+	if got := cat.Tables[0].SQLName() + " " + cat.Tables[1].SQLName() + " " + cat.Tables[2].SQLName(); got != `mimiciv_hosp.patients icu."order" plain` {
+		t.Errorf("SQL names = %s", got)
+	}
+	if text := cat.Text("patients"); !strings.Contains(text, "CREATE TABLE mimiciv_hosp.patients (") {
+		t.Errorf("text:\n%s", text)
 	}
 }
