@@ -85,6 +85,12 @@ type InputSpec struct {
 	// Sheet names the sheet of an .xlsx file read by LoadFile (matched
 	// without regard to case); empty means the first sheet. CSV ignores it.
 	Sheet string
+	// Covariates names study-level columns to keep with each study
+	// (Study.Covariates), for subgroups and meta-regression: moderators
+	// such as year or latitude, or a grouping such as allocation. Values are
+	// kept as text; an empty or NA value is kept empty (the study is then
+	// left out of analyses that use that column, as metafor's na.omit).
+	Covariates []string
 }
 
 // Validate checks the spec: a known kind and a usable separator.
@@ -256,6 +262,12 @@ func ParseRows(header []string, rows [][]string, spec InputSpec) ([]Study, error
 		conds = append(conds, cond{i, strings.TrimSpace(spec.Where[name])})
 	}
 	studyIdx := col(c.Study)
+	covIdx := make([]int, len(spec.Covariates))
+	for i, name := range spec.Covariates {
+		if covIdx[i] = col(name); covIdx[i] < 0 {
+			return nil, errorf(EINVALID, "column %q not found (columns: %s)", name, quoteList(header))
+		}
+	}
 
 	var studies []Study
 	var errs []error
@@ -282,6 +294,16 @@ rows:
 			}
 		}
 		s := Study{Row: rowNo, Kind: kind, Label: get(studyIdx)}
+		if len(covIdx) > 0 {
+			s.Covariates = make(map[string]string, len(covIdx))
+			for i, ci := range covIdx {
+				v := get(ci)
+				if _, missing, _ := parseNumber(v); missing {
+					v = ""
+				}
+				s.Covariates[normName(spec.Covariates[i])] = v
+			}
+		}
 		if s.Label == "" {
 			s.Label = fmt.Sprintf("Study %d", rowNo)
 		}

@@ -105,6 +105,9 @@ type StudyResult struct {
 	Weight float64
 	// Note explains why a study is not estimable or was corrected.
 	Note string
+	// Covariates are the study's moderator and grouping values
+	// (Study.Covariates), for Regress and Subgroups.
+	Covariates map[string]string `json:"-"`
 }
 
 // IsRatio reports whether the result is on the log scale of a ratio.

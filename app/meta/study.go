@@ -84,6 +84,11 @@ type Study struct {
 	XI float64
 	// NI is the size of a single-arm study (Proportion).
 	NI float64
+
+	// Covariates holds study-level values by lower-case column name
+	// (InputSpec.Covariates): moderators for Regress, groupings for
+	// Subgroups. Empty means missing.
+	Covariates map[string]string
 }
 
 // Validate checks that the study's values are usable for its Kind: counts
