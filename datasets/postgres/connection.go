@@ -1,0 +1,187 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DefaultReaderRole is the role name ReaderGrants suggests.
+const DefaultReaderRole = "clinsight_reader"
+
+// ConnectionReport is what "Test connection" shows about a source: which
+// server and role Clinsight reaches, and whether that role could change
+// anything. Clinsight never writes, whatever the role may do; a role that
+// can write is a risk the site should not need to take, so the report
+// warns and gives the statements for a read-only role.
+type ConnectionReport struct {
+	// ServerVersion is the server's version, for example "15.14 (Debian 15.14-0+deb12u1)".
+	ServerVersion string
+	// Server names the server, database and user (Engine.Describe).
+	Server string
+	// User is the role Clinsight is logged in as (current_user).
+	User string
+	// Database is the database connected to.
+	Database string
+	// Schemas are the schemas read.
+	Schemas []string
+	// Tables is how many tables and views of those schemas the role may
+	// read.
+	Tables int
+	// Writes lists what the role could change, in plain words ("superuser",
+	// "INSERT, UPDATE, DELETE or TRUNCATE on 3 tables: clin.patients, ...");
+	// empty for a read-only role.
+	Writes []string
+	// Warning is a sentence for the front end when Writes is not empty.
+	Warning string
+	// GrantSQL are the statements a database administrator runs to create
+	// a read-only role for Clinsight on these schemas (ReaderGrants).
+	GrantSQL string
+}
+
+// CanWrite reports whether the role could change anything.
+func (r ConnectionReport) CanWrite() bool { return len(r.Writes) > 0 }
+
+// maxListed is how many objects a Writes entry names.
+const maxListed = 5
+
+// CheckConnection reports on the engine's connection: server version,
+// role, database, and every way the role could write — role attributes,
+// membership of the predefined roles that write files, run programs or
+// signal sessions, INSERT/UPDATE/DELETE/TRUNCATE on any table or column,
+// use of any sequence, CREATE on any schema or on the database — in every
+// schema of the database, not only those read.
+func (e *Engine) CheckConnection(ctx context.Context) (ConnectionReport, error) {
+	rep := ConnectionReport{ServerVersion: e.version, Server: e.describe, Schemas: e.Schemas()}
+	err := e.withTx(ctx, true, func(conn *pgx.Conn) error {
+		var super, createRole, createDB, bypassRLS, replication bool
+		if err := conn.QueryRow(ctx, `SELECT current_user::text, current_database()::text, r.rolsuper, r.rolcreaterole, r.rolcreatedb, r.rolbypassrls, r.rolreplication
+  FROM pg_roles r WHERE r.rolname = current_user`).Scan(&rep.User, &rep.Database, &super, &createRole, &createDB, &bypassRLS, &replication); err != nil {
+			return fmt.Errorf("read the role: %w", err)
+		}
+		for _, a := range []struct {
+			on   bool
+			what string
+		}{
+			{super, "superuser: can change anything, read server files and run programs on the server"},
+			{createRole, "can create roles (CREATEROLE)"},
+			{createDB, "can create databases (CREATEDB)"},
+			{replication, "can start replication (REPLICATION)"},
+		} {
+			if a.on {
+				rep.Writes = append(rep.Writes, a.what)
+			}
+		}
+		if super {
+			return nil // everything below holds for a superuser
+		}
+		var err error
+		lists := []struct {
+			what, query string
+		}{
+			{"member of", `SELECT rolname::text FROM pg_roles
+  WHERE rolname IN ('pg_write_all_data', 'pg_write_server_files', 'pg_execute_server_program', 'pg_read_server_files', 'pg_signal_backend', 'pg_checkpoint')
+    AND pg_has_role(current_user, oid, 'MEMBER') ORDER BY 1`},
+			{"INSERT, UPDATE, DELETE or TRUNCATE on", `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND ` + userSchemas + `
+   AND (has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE') OR has_any_column_privilege(c.oid, 'INSERT, UPDATE'))
+ ORDER BY 1`},
+			{"use or change of sequences", `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind = 'S' AND ` + userSchemas + ` 
+   AND CASE WHEN c.relkind = 'S' THEN has_sequence_privilege(c.oid, 'USAGE, UPDATE') END
+ ORDER BY 1`},
+			{"CREATE in schemas", `SELECT quote_ident(n.nspname) FROM pg_namespace n
+ WHERE ` + userSchemas + ` AND has_schema_privilege(n.oid, 'CREATE') ORDER BY 1`},
+			{"CREATE in the database", `SELECT quote_ident(current_database()) WHERE has_database_privilege(current_database(), 'CREATE')`},
+		}
+		for _, l := range lists {
+			var names []string
+			rows, qerr := conn.Query(ctx, l.query)
+			if qerr != nil {
+				return fmt.Errorf("check the role's privileges: %w", qerr)
+			}
+			if names, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+				return fmt.Errorf("check the role's privileges: %w", err)
+			}
+			if len(names) > 0 {
+				rep.Writes = append(rep.Writes, describeList(l.what, names))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, e.translate(ctx, "", err)
+	}
+	err = e.withTx(ctx, true, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = ANY($1::text[]) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+   AND has_table_privilege(c.oid, 'SELECT')`, e.schemas).Scan(&rep.Tables)
+	})
+	if err != nil {
+		return rep, e.translate(ctx, "", err)
+	}
+	rep.GrantSQL = ReaderGrants(DefaultReaderRole, rep.Database, rep.Schemas)
+	if rep.CanWrite() {
+		rep.Warning = fmt.Sprintf("The role %s can change the database (%s). Clinsight only reads, but a role that can write is a risk the site does not need to take: ask the database administrator for a read-only role, for example with the statements shown.",
+			rep.User, rep.Writes[0])
+	}
+	return rep, nil
+}
+
+// userSchemas is the SQL condition on pg_namespace n selecting the
+// schemas of the database's own objects.
+const userSchemas = `n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp\_%'`
+
+// describeList renders "what N objects: a, b, c, ..." naming at most
+// maxListed objects.
+func describeList(what string, names []string) string {
+	shown := names
+	if len(shown) > maxListed {
+		shown = shown[:maxListed]
+	}
+	list := strings.Join(shown, ", ")
+	if len(names) > maxListed {
+		list += fmt.Sprintf(" and %d more", len(names)-maxListed)
+	}
+	if what == "member of" || what == "CREATE in the database" {
+		return what + " " + list
+	}
+	return fmt.Sprintf("%s %d: %s", what, len(names), list)
+}
+
+// ReaderGrants returns the SQL a database administrator runs to create a
+// login role that can read the given schemas of a database and nothing
+// else. The role gets no password here: the administrator sets one (psql's
+// \password) or maps it to the site's authentication.
+func ReaderGrants(role, database string, schemas []string) string {
+	r := pgx.Identifier{role}.Sanitize()
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- A read-only role for Clinsight. Run as the owner of the schemas or a database administrator,\n")
+	fmt.Fprintf(&b, "-- then set its password in psql with: \\password %s\n", role)
+	fmt.Fprintf(&b, "CREATE ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOINHERIT;\n", r)
+	fmt.Fprintf(&b, "ALTER ROLE %s SET default_transaction_read_only = on;\n", r)
+	fmt.Fprintf(&b, "GRANT CONNECT ON DATABASE %s TO %s;\n", pgx.Identifier{database}.Sanitize(), r)
+	for _, s := range schemas {
+		q := pgx.Identifier{s}.Sanitize()
+		fmt.Fprintf(&b, "GRANT USAGE ON SCHEMA %s TO %s;\n", q, r)
+		fmt.Fprintf(&b, "GRANT SELECT ON ALL TABLES IN SCHEMA %s TO %s;\n", q, r)
+		fmt.Fprintf(&b, "-- tables created later in %s by the role running this:\n", s)
+		fmt.Fprintf(&b, "ALTER DEFAULT PRIVILEGES IN SCHEMA %s GRANT SELECT ON TABLES TO %s;\n", q, r)
+	}
+	return b.String()
+}
+
+// CheckSource opens a source, reports on its connection (see
+// CheckConnection) and closes it: the "Test connection" button.
+func CheckSource(ctx context.Context, src Source, opts Options) (ConnectionReport, error) {
+	e, err := Open(ctx, src, opts)
+	if err != nil {
+		return ConnectionReport{}, err
+	}
+	defer e.Close()
+	return e.CheckConnection(ctx)
+}
