@@ -9,7 +9,47 @@ import (
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
-// CohortOptions adjusts the cohort-discovery pipeline of Workspace.Cohort.
+// CohortService is what a front end does with cohort discovery: the
+// example questions of a source, and a conversation (a prepared pipeline)
+// over it. *Cohort implements it; UI tests substitute fakes.
+type CohortService interface {
+	// Sources lists the data sources questions can be asked about.
+	Sources() []Source
+	// Examples returns up to n example questions from a source's table
+	// documentation, and how many tables it has.
+	Examples(ctx context.Context, src Source, n int) (CohortExamples, error)
+	// Open prepares the pipeline of a source (schema, retrieval index,
+	// read-only runner, models). Close it when done.
+	Open(ctx context.Context, src Source, opts CohortOptions) (CohortSession, error)
+}
+
+// CohortSession is a prepared cohort-discovery pipeline over one source:
+// *cohort.Pipeline implements it.
+type CohortSession interface {
+	// Ask answers a question, calling on with its progress.
+	Ask(ctx context.Context, req cohort.Request, on func(cohort.Event)) (*cohort.Answer, error)
+	// Run re-runs an (edited) statement read-only after prev.
+	Run(ctx context.Context, prev *cohort.Answer, query string) (*cohort.Answer, error)
+	// Examples returns up to n example questions.
+	Examples(n int) []string
+	Close() error
+}
+
+var (
+	_ CohortService = (*Cohort)(nil)
+	_ CohortSession = (*cohort.Pipeline)(nil)
+)
+
+// CohortExamples are a source's example questions.
+type CohortExamples struct {
+	// Questions are the examples, taken in turn from each table's
+	// documentation.
+	Questions []string
+	// Tables is how many tables the source has.
+	Tables int
+}
+
+// CohortOptions adjusts the cohort-discovery pipeline of Cohort.Open.
 // Zero values keep the workspace settings and the pipeline defaults.
 type CohortOptions struct {
 	// Model replaces the configured SQL and chat models (both stages use it).
@@ -22,12 +62,40 @@ type CohortOptions struct {
 	Progress progress.Func
 }
 
-// CohortIndex reads the catalog of a database (a source name or a path)
-// and builds its retrieval index in the workspace vector store, embedding
-// with the configured embedding model or the lexical fallback
-// (ChooseEmbedder). It needs no chat model.
-func (ws *Workspace) CohortIndex(ctx context.Context, db string, onProgress progress.Func) (*cohort.Index, error) {
-	path, err := ws.ResolveDB(db)
+// Cohort is the workspace's cohort-discovery service (ws.Cohort()).
+type Cohort struct{ ws *Workspace }
+
+// Cohort returns the workspace's cohort-discovery service.
+func (ws *Workspace) Cohort() *Cohort { return &Cohort{ws: ws} }
+
+// Sources lists the registered data sources, resolved.
+func (c *Cohort) Sources() []Source { return c.ws.Sources() }
+
+// Examples returns up to n example questions of a source: the first
+// example of each table's documentation, then the second, and so on (at
+// most six rounds).
+func (c *Cohort) Examples(ctx context.Context, src Source, n int) (CohortExamples, error) {
+	cat, err := c.ws.Data().Catalog(ctx, src, false)
+	if err != nil {
+		return CohortExamples{}, err
+	}
+	ex := CohortExamples{Tables: len(cat.Tables)}
+	for round := 0; len(ex.Questions) < n && round < 6; round++ {
+		for _, t := range cat.Tables {
+			if round < len(t.Doc.Examples) && len(ex.Questions) < n {
+				ex.Questions = append(ex.Questions, t.Doc.Examples[round])
+			}
+		}
+	}
+	return ex, nil
+}
+
+// Index reads the catalog of a source and builds its retrieval index in
+// the workspace vector store, embedding with the configured embedding
+// model or the lexical fallback (ChooseEmbedder). It needs no chat model.
+func (c *Cohort) Index(ctx context.Context, src Source, onProgress progress.Func) (*cohort.Index, error) {
+	ws := c.ws
+	path, err := ws.file(src)
 	if err != nil {
 		return nil, err
 	}
@@ -62,16 +130,25 @@ func (ws *Workspace) CohortIndex(ctx context.Context, db string, onProgress prog
 	return ix, nil
 }
 
-// Cohort builds the cohort-discovery pipeline of a database (a source name
-// or a path): its retrieval index, a read-only runner with the workspace's
-// limits, and the workspace's model client and models. Close the pipeline
-// when done.
-func (ws *Workspace) Cohort(ctx context.Context, db string, opts CohortOptions) (*cohort.Pipeline, error) {
-	path, err := ws.ResolveDB(db)
+// Open prepares the cohort-discovery pipeline of a source (see Pipeline).
+func (c *Cohort) Open(ctx context.Context, src Source, opts CohortOptions) (CohortSession, error) {
+	p, err := c.Pipeline(ctx, src, opts)
 	if err != nil {
 		return nil, err
 	}
-	ix, err := ws.CohortIndex(ctx, path, opts.Progress)
+	return p, nil
+}
+
+// Pipeline builds the cohort-discovery pipeline of a source: its retrieval
+// index, a read-only runner with the workspace's limits, and the
+// workspace's model client and models. Close the pipeline when done.
+func (c *Cohort) Pipeline(ctx context.Context, src Source, opts CohortOptions) (*cohort.Pipeline, error) {
+	ws := c.ws
+	path, err := ws.file(src)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := c.Index(ctx, src, opts.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +167,9 @@ func (ws *Workspace) Cohort(ctx context.Context, db string, opts CohortOptions) 
 		sqlModel, chatModel = opts.Model, opts.Model
 	}
 	name := path
-	if s, ok := ws.sourceByPath(path); ok {
+	if src.Name != "" {
+		name = src.Name + " (" + path + ")"
+	} else if s, ok := ws.sourceByPath(path); ok {
 		name = s.Name + " (" + path + ")"
 	}
 	p, err := cohort.New(ctx, cohort.Config{
@@ -103,14 +182,4 @@ func (ws *Workspace) Cohort(ctx context.Context, db string, opts CohortOptions) 
 		return nil, err
 	}
 	return p, nil
-}
-
-// sourceByPath finds the registered source whose database is path.
-func (ws *Workspace) sourceByPath(path string) (Source, bool) {
-	for _, s := range ws.Config().Sources {
-		if ws.SourcePath(s) == path {
-			return s, true
-		}
-	}
-	return Source{}, false
 }

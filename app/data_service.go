@@ -7,28 +7,86 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
 )
 
-// DemoSourceName is the name of the demo data source.
-const DemoSourceName = "demo"
+// Workspace databases that imports from the desktop app write to.
+const (
+	// ImportedSourceName is the source holding CSV files imported in the app.
+	ImportedSourceName = "imported"
+	importedFile       = "imported.sqlite"
+	// MIMICSourceName is the source holding a MIMIC-IV directory import.
+	MIMICSourceName = "mimic-iv"
+	mimicFile       = "mimic-iv.sqlite"
+)
 
-// demoFile is the demo database's file name in the data directory.
-const demoFile = "demo.sqlite"
+// DataService is what a front end (the desktop app, the command line) does
+// with the workspace's data sources: list, add and remove them, import
+// data, read their structure, browse and query them read-only, and export
+// a result. *Data implements it; UI tests substitute fakes. Sources are
+// resolved by the front end (Resolve) and handed over as a Source.
+type DataService interface {
+	// Sources lists the registered data sources, resolved.
+	Sources() []Source
+	// Resolve turns a source name or a database file's path into a Source.
+	Resolve(nameOrPath string) (Source, error)
+	// AddSQLite registers an existing SQLite file in place, read-only,
+	// under name (its base name when empty).
+	AddSQLite(ctx context.Context, file, name string) (Source, error)
+	// Remove unregisters a data source; its file is kept.
+	Remove(name string) error
+	// ImportCSV and ImportMIMIC import into the workspace's own database
+	// for that kind of data ("imported", "mimic-iv"), registered when new.
+	ImportCSV(ctx context.Context, file string, opts datasets.CSVOptions) (datasets.ImportResult, error)
+	ImportMIMIC(ctx context.Context, dir string, opts datasets.MIMICOptions) (datasets.MIMICResult, error)
+	// Catalog reads a source's tables and columns (with sample values when
+	// samples is set).
+	Catalog(ctx context.Context, src Source, samples bool) (*datasets.Catalog, error)
+	// Browse returns the first rows of a table (at most limit; the row cap
+	// when limit ≤ 0).
+	Browse(ctx context.Context, src Source, table string, limit int) (*datasets.Result, error)
+	// Query runs one reading SQL statement with the workspace's limits,
+	// or the non-zero fields of limits.
+	Query(ctx context.Context, src Source, sql string, limits datasets.RunnerOptions) (*datasets.Result, error)
+	// Export writes a result and its provenance to an Excel workbook.
+	Export(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, progress func(rows int64)) (export.Summary, error)
+}
 
-// Query runs one reading SQL statement on a database (a source name or a
-// path) through the read-only runner, with the workspace's limits unless
-// limits overrides them (zero fields keep the workspace's values).
-func (ws *Workspace) Query(ctx context.Context, db, sql string, limits datasets.RunnerOptions) (*datasets.Result, error) {
-	path, err := ws.ResolveDB(db)
+var _ DataService = (*Data)(nil)
+
+// Data is the workspace's data-source service (ws.Data()).
+type Data struct{ ws *Workspace }
+
+// Data returns the workspace's data-source service.
+func (ws *Workspace) Data() *Data { return &Data{ws: ws} }
+
+// Sources lists the registered data sources, resolved.
+func (d *Data) Sources() []Source { return d.ws.Sources() }
+
+// Resolve turns a source name or a database file's path into a Source
+// (see Workspace.Resolve).
+func (d *Data) Resolve(nameOrPath string) (Source, error) { return d.ws.Resolve(nameOrPath) }
+
+// AddSQLite registers an existing SQLite file as a data source, in place
+// and read-only (see Workspace.RegisterSQLite).
+func (d *Data) AddSQLite(ctx context.Context, file, name string) (Source, error) {
+	return d.ws.RegisterSQLite(ctx, file, name)
+}
+
+// Remove unregisters a data source. The database file is not deleted.
+func (d *Data) Remove(name string) error { return d.ws.RemoveSource(name) }
+
+// Query runs one reading SQL statement on a source through the read-only
+// runner, with the workspace's limits unless limits overrides them (zero
+// fields keep the workspace's values).
+func (d *Data) Query(ctx context.Context, src Source, sql string, limits datasets.RunnerOptions) (*datasets.Result, error) {
+	path, err := d.ws.file(src)
 	if err != nil {
 		return nil, err
 	}
-	opts := ws.Config().RunnerOptions()
+	opts := d.ws.Config().RunnerOptions()
 	if limits.Timeout > 0 {
 		opts.Timeout = limits.Timeout
 	}
@@ -44,15 +102,15 @@ func (ws *Workspace) Query(ctx context.Context, db, sql string, limits datasets.
 	if err != nil {
 		return nil, err
 	}
-	ws.logger.Info("query", "db", path, "rows", len(res.Rows), "truncated", res.Truncated, "elapsed_ms", res.Elapsed.Milliseconds())
+	d.ws.logger.Info("query", "db", path, "rows", len(res.Rows), "truncated", res.Truncated, "elapsed_ms", res.Elapsed.Milliseconds())
 	return res, nil
 }
 
-// Catalog reads the structure and documentation of a database (a source
-// name or a path), read-only. Without samples it only lists tables,
-// columns and row counts, which is fast on any size.
-func (ws *Workspace) Catalog(ctx context.Context, db string, samples bool) (*datasets.Catalog, error) {
-	path, err := ws.ResolveDB(db)
+// Catalog reads the structure and documentation of a source, read-only.
+// Without samples it only lists tables, columns and row counts, which is
+// fast on any size.
+func (d *Data) Catalog(ctx context.Context, src Source, samples bool) (*datasets.Catalog, error) {
+	path, err := d.ws.file(src)
 	if err != nil {
 		return nil, err
 	}
@@ -72,133 +130,79 @@ func (ws *Workspace) Catalog(ctx context.Context, db string, samples bool) (*dat
 	return cat, nil
 }
 
-// ImportCSV imports a CSV or CSV.gz file into a database (a source name or
-// a path, created when missing) as one table.
-func (ws *Workspace) ImportCSV(ctx context.Context, db, file string, opts datasets.CSVOptions) (datasets.ImportResult, error) {
-	if opts.Logger == nil {
-		opts.Logger = ws.logger
+// Browse returns the first rows of a table (at most limit; the workspace
+// row cap when limit ≤ 0), through the read-only runner.
+func (d *Data) Browse(ctx context.Context, src Source, table string, limit int) (*datasets.Result, error) {
+	if table == "" {
+		return nil, errors.New("no table selected")
 	}
-	return withWritableDB(ctx, ws, db, func(conn *sql.DB) (datasets.ImportResult, error) {
+	opts := datasets.RunnerOptions{}
+	if limit > 0 {
+		opts.MaxRows = limit
+	}
+	return d.Query(ctx, src, "SELECT * FROM "+datasets.QuoteIdent(table), opts)
+}
+
+// ImportCSVInto imports a CSV or CSV.gz file into a source's database
+// (created when missing) as one table.
+func (d *Data) ImportCSVInto(ctx context.Context, into Source, file string, opts datasets.CSVOptions) (datasets.ImportResult, error) {
+	if opts.Logger == nil {
+		opts.Logger = d.ws.logger
+	}
+	return withWritableSource(ctx, d.ws, into, func(conn *sql.DB) (datasets.ImportResult, error) {
 		return datasets.ImportCSV(ctx, conn, file, opts)
 	})
 }
 
-// dbHolds opens a database (a source name or a path) read-only and
-// reports what holds says of it; false when it cannot be opened or holds
-// fails.
-func (ws *Workspace) dbHolds(ctx context.Context, db string, holds func(context.Context, *sql.DB) (bool, error)) bool {
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return false
-	}
-	conn, err := datasets.OpenReadOnly(ctx, path)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	ok, err := holds(ctx, conn)
-	return err == nil && ok
-}
-
-// sourcesHolding lists the registered sources for which holds is true.
-func (ws *Workspace) sourcesHolding(ctx context.Context, holds func(context.Context, *sql.DB) (bool, error)) []string {
-	var out []string
-	for _, s := range ws.Config().Sources {
-		if ws.dbHolds(ctx, s.Name, holds) {
-			out = append(out, s.Name)
-		}
-	}
-	return out
-}
-
-// ImportMIMIC imports a MIMIC-IV directory (hosp/ and icu/) into a database
-// (a source name or a path, created when missing).
-func (ws *Workspace) ImportMIMIC(ctx context.Context, db, dir string, opts datasets.MIMICOptions) (datasets.MIMICResult, error) {
+// ImportMIMICInto imports a MIMIC-IV directory (hosp/ and icu/) into a
+// source's database (created when missing).
+func (d *Data) ImportMIMICInto(ctx context.Context, into Source, dir string, opts datasets.MIMICOptions) (datasets.MIMICResult, error) {
 	if opts.Logger == nil {
-		opts.Logger = ws.logger
+		opts.Logger = d.ws.logger
 	}
-	return withWritableDB(ctx, ws, db, func(conn *sql.DB) (datasets.MIMICResult, error) {
+	return withWritableSource(ctx, d.ws, into, func(conn *sql.DB) (datasets.MIMICResult, error) {
 		return datasets.ImportMIMIC(ctx, conn, dir, opts)
 	})
 }
 
-// RegisterSQLite registers an existing SQLite file as a data source, in
-// place and read-only: Clinsight never writes to it. The name defaults to
-// the file's base name.
-func (ws *Workspace) RegisterSQLite(ctx context.Context, file, name string) (Source, error) {
-	abs, err := filepath.Abs(file)
+// ImportCSV imports a CSV file into the workspace's "imported" database
+// and registers it as a source. The table is named after the file unless
+// opts.Table is set.
+func (d *Data) ImportCSV(ctx context.Context, file string, opts datasets.CSVOptions) (datasets.ImportResult, error) {
+	path := filepath.Join(d.ws.DataDir(), importedFile)
+	res, err := d.ImportCSVInto(ctx, Source{Path: path}, file, opts)
 	if err != nil {
-		return Source{}, fmt.Errorf("register %s: %w", file, err)
+		return res, err
 	}
-	info, err := datasets.InspectSQLite(ctx, abs)
-	if err != nil {
-		return Source{}, err
+	if _, ok := d.ws.Source(ImportedSourceName); !ok {
+		if _, err := d.ws.RegisterImported(ImportedSourceName, path, SourceCSV, "CSV files imported in Clinsight"); err != nil {
+			return res, err
+		}
 	}
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
-	}
-	src := Source{
-		Name:        name,
-		Path:        abs,
-		Kind:        SourceSQLite,
-		Description: fmt.Sprintf("existing SQLite file, %d tables, read-only", len(info.Tables)),
-		Added:       time.Now().UTC(),
-	}
-	if err := ws.AddSource(src); err != nil {
-		return Source{}, err
-	}
-	return src, nil
+	return res, nil
 }
 
-// RegisterImported registers a database the importers wrote as a source.
-func (ws *Workspace) RegisterImported(name, path, kind, description string) (Source, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return Source{}, err
+// ImportMIMIC imports a MIMIC-IV directory into the workspace's "mimic-iv"
+// database and registers it as a source.
+func (d *Data) ImportMIMIC(ctx context.Context, dir string, opts datasets.MIMICOptions) (datasets.MIMICResult, error) {
+	path := filepath.Join(d.ws.DataDir(), mimicFile)
+	res, err := d.ImportMIMICInto(ctx, Source{Path: path}, dir, opts)
+	if len(res.Tables) > 0 {
+		if _, ok := d.ws.Source(MIMICSourceName); !ok {
+			desc := "MIMIC-IV imported from " + filepath.Base(filepath.Clean(dir))
+			if _, rerr := d.ws.RegisterImported(MIMICSourceName, path, SourceMIMICIV, desc); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
 	}
-	if rel, err := filepath.Rel(ws.DataDir(), abs); err == nil && !strings.HasPrefix(rel, "..") {
-		abs = rel // owned by the workspace: keep it relocatable
-	}
-	src := Source{Name: name, Path: abs, Kind: kind, Description: description, Added: time.Now().UTC()}
-	if err := ws.AddSource(src); err != nil {
-		return Source{}, err
-	}
-	return src, nil
+	return res, err
 }
 
-// DemoPath returns where the demo database lives in this workspace.
-func (ws *Workspace) DemoPath() string { return filepath.Join(ws.DataDir(), demoFile) }
-
-// HasDemo reports whether the demo database exists, is registered and was
-// made by this build's demo layout.
-//
-// A demo made by an older build, without the tables of pipelines added since
-// (its recorded layout differs from demoLayout), does not count: InitDemo
-// recreates it.
-func (ws *Workspace) HasDemo() bool {
-	if _, registered := ws.Source(DemoSourceName); !registered {
-		return false
-	}
-	ctx := context.Background()
-	db, err := datasets.OpenReadOnly(ctx, ws.DemoPath())
-	if err != nil {
-		return false
-	}
-	defer db.Close()
-	var layout string
-	err = db.QueryRowContext(ctx, "SELECT value FROM clinsight_metadata WHERE key = ?", demoLayoutKey).Scan(&layout)
-	return err == nil && layout == demoLayout
+// Export writes a query result and its provenance to an .xlsx workbook
+// (temp file + rename: an error or cancel leaves no file).
+func (d *Data) Export(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, progress func(rows int64)) (export.Summary, error) {
+	return ExportResult(ctx, path, res, prov, progress)
 }
-
-// demoLayout versions what InitDemo puts into the demo database; raise it
-// when a pipeline adds demo tables, so existing demos are recreated.
-const (
-	demoLayout    = "3"
-	demoLayoutKey = "clinsight_demo_layout"
-)
-
-// ErrDemoExists is returned by InitDemo when the demo is already there.
-var ErrDemoExists = errors.New("the demo data already exists (use --force to recreate it)")
 
 // ExportResult writes a query result and its provenance to an .xlsx
 // workbook (temp file + rename: an error or cancel leaves no file).

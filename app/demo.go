@@ -21,6 +21,46 @@ import (
 	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
+// DemoSourceName is the name of the demo data source.
+const DemoSourceName = "demo"
+
+// demoFile is the demo database's file name in the data directory.
+const demoFile = "demo.sqlite"
+
+// DemoPath returns where the demo database lives in this workspace.
+func (ws *Workspace) DemoPath() string { return filepath.Join(ws.DataDir(), demoFile) }
+
+// HasDemo reports whether the demo database exists, is registered and was
+// made by this build's demo layout.
+//
+// A demo made by an older build, without the tables of pipelines added since
+// (its recorded layout differs from demoLayout), does not count: InitDemo
+// recreates it.
+func (ws *Workspace) HasDemo() bool {
+	if _, registered := ws.Source(DemoSourceName); !registered {
+		return false
+	}
+	ctx := context.Background()
+	db, err := datasets.OpenReadOnly(ctx, ws.DemoPath())
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var layout string
+	err = db.QueryRowContext(ctx, "SELECT value FROM clinsight_metadata WHERE key = ?", demoLayoutKey).Scan(&layout)
+	return err == nil && layout == demoLayout
+}
+
+// demoLayout versions what InitDemo puts into the demo database; raise it
+// when a pipeline adds demo tables, so existing demos are recreated.
+const (
+	demoLayout    = "3"
+	demoLayoutKey = "clinsight_demo_layout"
+)
+
+// ErrDemoExists is returned by InitDemo when the demo is already there.
+var ErrDemoExists = errors.New("the demo data already exists; recreate it to start over")
+
 // DemoResult tells what InitDemo did.
 type DemoResult struct {
 	// Summary describes the generated demo (only Path when Reused).

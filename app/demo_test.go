@@ -84,7 +84,7 @@ func importUserTable(t *testing.T, ws *Workspace) string {
 	if err := os.WriteFile(csv, []byte("subject_id,note\n1,first\n2,second\n3,third\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.ImportCSV(context.Background(), DemoSourceName, csv, datasets.CSVOptions{}); err != nil {
+	if _, err := ws.Data().ImportCSVInto(context.Background(), source(t, ws, DemoSourceName), csv, datasets.CSVOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return tableDump(t, ws.DemoPath(), "my_cohort")

@@ -56,7 +56,7 @@ func TestImportIntoAJournalFileOfADatabaseIsRefused(t *testing.T) {
 	if after := stateOf(t, ro); !after.equal(before) {
 		t.Errorf("the read-only source changed: %+v, was %+v", after, before)
 	}
-	db, err := ws.Query(ctx, "rodemo", "SELECT count(*) FROM patients", datasets.RunnerOptions{})
+	db, err := ws.Data().Query(ctx, source(t, ws, "rodemo"), "SELECT count(*) FROM patients", datasets.RunnerOptions{})
 	if err != nil {
 		t.Fatalf("the read-only source cannot be read any more: %v", err)
 	}

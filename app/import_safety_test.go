@@ -65,26 +65,53 @@ type importer struct {
 func importers(in importInputs) []importer {
 	return []importer{
 		{"csv", func(ctx context.Context, ws *Workspace, db string) error {
-			_, err := ws.ImportCSV(ctx, db, in.csv, datasets.CSVOptions{})
-			return err
+			return into(ws, db, func(src Source) error {
+				_, err := ws.Data().ImportCSVInto(ctx, src, in.csv, datasets.CSVOptions{})
+				return err
+			})
 		}},
 		{"mimic-iv", func(ctx context.Context, ws *Workspace, db string) error {
-			_, err := ws.ImportMIMIC(ctx, db, in.mimicDir, datasets.MIMICOptions{})
-			return err
+			return into(ws, db, func(src Source) error {
+				_, err := ws.Data().ImportMIMICInto(ctx, src, in.mimicDir, datasets.MIMICOptions{})
+				return err
+			})
 		}},
 		{"trials", func(ctx context.Context, ws *Workspace, db string) error {
-			_, err := ws.ImportTrials(ctx, db, []string{in.trials}, trials.ImportOptions{})
-			return err
+			return into(ws, db, func(src Source) error {
+				_, err := ws.Trials().Import(ctx, src, []string{in.trials}, trials.ImportOptions{})
+				return err
+			})
 		}},
 		{"reports", func(ctx context.Context, ws *Workspace, db string) error {
-			_, err := ws.ImportReports(ctx, db, in.reports, impression.ImportOptions{})
-			return err
+			return into(ws, db, func(src Source) error {
+				_, err := ws.Impressions().Import(ctx, src, in.reports, impression.ImportOptions{})
+				return err
+			})
 		}},
 		{"literature", func(ctx context.Context, ws *Workspace, db string) error {
 			_, err := ws.ImportLiterature(ctx, db, []string{in.literature}, evidence.ImportOptions{}, nil)
 			return err
 		}},
 	}
+}
+
+// into resolves db as a front end does and runs an import into it.
+func into(ws *Workspace, db string, run func(Source) error) error {
+	src, err := ws.Resolve(db)
+	if err != nil {
+		return err
+	}
+	return run(src)
+}
+
+// source resolves a source name or path, failing the test when it cannot.
+func source(t testing.TB, ws *Workspace, nameOrPath string) Source {
+	t.Helper()
+	src, err := ws.Resolve(nameOrPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
 
 // dbState is what must not change in a database Clinsight may not write:
@@ -263,7 +290,7 @@ func TestFailedImportLeavesAnExistingDatabaseUnchanged(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "other.sqlite")
 	rollbackJournalDB(t, other)
 	ours := filepath.Join(t.TempDir(), "ours.sqlite")
-	if _, err := ws.ImportCSV(ctx, ours, writeInputs(t).csv, datasets.CSVOptions{}); err != nil {
+	if _, err := ws.Data().ImportCSVInto(ctx, source(t, ws, ours), writeInputs(t).csv, datasets.CSVOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, db := range []string{other, ours} {
@@ -288,7 +315,7 @@ func TestImportIntoALockedDatabaseSaysAnotherImportIsWriting(t *testing.T) {
 	if _, err := ws.RegisterImported("shared", path, SourceCSV, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.ImportCSV(ctx, "shared", writeInputs(t).csv, datasets.CSVOptions{Table: "first"}); err != nil {
+	if _, err := ws.Data().ImportCSVInto(ctx, source(t, ws, "shared"), writeInputs(t).csv, datasets.CSVOptions{Table: "first"}); err != nil {
 		t.Fatal(err)
 	}
 	// Another import holds the write lock.

@@ -58,8 +58,18 @@ func (e *DatabaseBusyError) Unwrap() error { return e.Err }
 //     transaction, its journal mode never switched);
 //   - a database another import is writing to gives *DatabaseBusyError.
 func withWritableDB[R any](ctx context.Context, ws *Workspace, db string, fn func(*sql.DB) (R, error)) (R, error) {
+	src, err := ws.Resolve(db)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return withWritableSource(ctx, ws, src, fn)
+}
+
+// withWritableSource is withWritableDB for a resolved source.
+func withWritableSource[R any](ctx context.Context, ws *Workspace, src Source, fn func(*sql.DB) (R, error)) (R, error) {
 	var zero R
-	path, err := ws.ResolveDB(db)
+	path, err := ws.file(src)
 	if err != nil {
 		return zero, err
 	}

@@ -96,3 +96,8 @@ func TransferProgress(p localllm.Progress) progress.Report {
 	}
 	return progress.Report{Stage: stage, Done: p.Completed, Total: p.Total, Unit: "bytes"}
 }
+
+// transferTo passes model transfer reports to f as progress reports.
+func transferTo(f progress.Func) func(localllm.Progress) {
+	return func(p localllm.Progress) { f.Send(TransferProgress(p)) }
+}

@@ -5,59 +5,75 @@ import (
 	"database/sql"
 	"fmt"
 	"hash/fnv"
-	"path/filepath"
 
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm"
 )
 
-// TrialsSourceName is the source trials imported in the desktop app go to.
-const TrialsSourceName = "trials"
+// TrialsService is what a front end does with trial matching: list the
+// sources holding trials and their demo patients, and rank the trials of
+// a source for a patient. *Trials implements it; UI tests substitute
+// fakes.
+type TrialsService interface {
+	// Sources lists the data sources that hold trials.
+	Sources(ctx context.Context) []Source
+	// Patients returns the synthetic demo patients stored beside a
+	// source's trials (none when it has none).
+	Patients(ctx context.Context, src Source) ([]trials.SyntheticPatient, error)
+	// Match ranks the trials of a source for req's patient; the result's
+	// notices start with what the pipeline lacks (no chat model ...).
+	Match(ctx context.Context, src Source, req trials.Request, opts TrialsOptions) (*trials.Result, error)
+}
 
-// trialsFile is that source's database file in the data directory.
-const trialsFile = "trials.sqlite"
+var _ TrialsService = (*Trials)(nil)
 
-// ImportTrials imports trial records (ClinicalTrials.gov XML or JSON,
-// TrialGPT or BIRCO JSONL, directories and zip archives) into a database
-// (a source name or a path, created when missing). The import is atomic.
-func (ws *Workspace) ImportTrials(ctx context.Context, db string, paths []string, opts trials.ImportOptions) (trials.ImportResult, error) {
+// Trials is the workspace's trial-matching service (ws.Trials()).
+type Trials struct{ ws *Workspace }
+
+// Trials returns the workspace's trial-matching service.
+func (ws *Workspace) Trials() *Trials { return &Trials{ws: ws} }
+
+// Import imports trial records (ClinicalTrials.gov XML or JSON, TrialGPT
+// or BIRCO JSONL, directories and zip archives) into a source's database
+// (created when missing). The import is atomic.
+func (t *Trials) Import(ctx context.Context, into Source, paths []string, opts trials.ImportOptions) (trials.ImportResult, error) {
 	if opts.Logger == nil {
-		opts.Logger = ws.logger
+		opts.Logger = t.ws.logger
 	}
-	return withWritableDB(ctx, ws, db, func(conn *sql.DB) (trials.ImportResult, error) {
+	return withWritableSource(ctx, t.ws, into, func(conn *sql.DB) (trials.ImportResult, error) {
 		return trials.Import(ctx, conn, paths, opts)
 	})
 }
 
-// ImportTrialsToWorkspace imports trial records into the workspace's
-// "trials" database and registers it as a source.
-func (ws *Workspace) ImportTrialsToWorkspace(ctx context.Context, paths []string, opts trials.ImportOptions) (trials.ImportResult, error) {
-	path := filepath.Join(ws.DataDir(), trialsFile)
-	res, err := ws.ImportTrials(ctx, path, paths, opts)
+// Has reports whether a source holds imported trials; false when it
+// cannot be opened.
+func (t *Trials) Has(ctx context.Context, src Source) bool {
+	return t.ws.holds(ctx, src, trials.HasTrials)
+}
+
+// Sources lists the registered sources that hold trials.
+func (t *Trials) Sources(ctx context.Context) []Source {
+	return t.ws.sourcesWith(ctx, trials.HasTrials)
+}
+
+// Match opens the trial matching pipeline of a source, ranks its trials
+// for req's patient and closes it. The pipeline's notices (what it lacks)
+// come first in the result's.
+func (t *Trials) Match(ctx context.Context, src Source, req trials.Request, opts TrialsOptions) (*trials.Result, error) {
+	m, err := t.Open(ctx, src, opts)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	if _, ok := ws.Source(TrialsSourceName); !ok {
-		if _, err := ws.RegisterImported(TrialsSourceName, path, SourceCSV, "clinical trials imported in Clinsight"); err != nil {
-			return res, err
-		}
+	defer m.Close()
+	res, err := m.Match(ctx, req)
+	if res != nil {
+		res.Notices = append(append([]string(nil), m.Notices...), res.Notices...)
 	}
-	return res, nil
+	return res, err
 }
 
-// HasTrials reports whether a database (a source name or a path) holds
-// imported trials; false when it cannot be opened.
-func (ws *Workspace) HasTrials(ctx context.Context, db string) bool {
-	return ws.dbHolds(ctx, db, trials.HasTrials)
-}
-
-// TrialSources lists the registered sources that hold trials.
-func (ws *Workspace) TrialSources(ctx context.Context) []string {
-	return ws.sourcesHolding(ctx, trials.HasTrials)
-}
-
-// TrialsOptions configure [Workspace.Trials].
+// TrialsOptions configure [Trials.Open].
 type TrialsOptions struct {
 	// NoModel builds the model-free pipeline: no chat model, and the
 	// lexical embedder for STS even when an embedding model is installed
@@ -88,13 +104,13 @@ type TrialMatcher struct {
 // Close releases the database.
 func (m *TrialMatcher) Close() error { return m.DB.Close() }
 
-// Trials builds the trial matching pipeline over a database holding
-// trials (a source name or a path): the configured chat model when the
-// server has it (unless opts.NoModel), the configured embedding model or
-// the lexical fallback for STS, and the vector store collection of the
-// database's trial items.
-func (ws *Workspace) Trials(ctx context.Context, db string, opts TrialsOptions) (*TrialMatcher, error) {
-	path, err := ws.ResolveDB(db)
+// Open builds the trial matching pipeline over a source holding trials:
+// the configured chat model when the server has it (unless opts.NoModel),
+// the configured embedding model or the lexical fallback for STS, and the
+// vector store collection of the source's trial items.
+func (t *Trials) Open(ctx context.Context, src Source, opts TrialsOptions) (*TrialMatcher, error) {
+	ws := t.ws
+	path, err := ws.file(src)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +125,7 @@ func (ws *Workspace) Trials(ctx context.Context, db string, opts TrialsOptions) 
 		ok = n > 0
 	}
 	if err == nil && !ok {
-		err = fmt.Errorf("%s holds no trials: import some first (clinsight trials import PATH --db %s)", db, db)
+		err = &MissingDataError{Source: src.Label(), What: "trials"}
 	}
 	if err != nil {
 		conn.Close()
@@ -188,10 +204,10 @@ func chatMissing(st Status, model string) string {
 	return fmt.Sprintf("No chat model: %s is not installed; trials are ranked without concepts from a model and without the eligibility check.", model)
 }
 
-// TrialPatients returns the synthetic demo patients stored beside the
-// trials of a database (none when it has no demo patients).
-func (ws *Workspace) TrialPatients(ctx context.Context, db string) ([]trials.SyntheticPatient, error) {
-	path, err := ws.ResolveDB(db)
+// Patients returns the synthetic demo patients stored beside the trials
+// of a source (none when it has no demo patients).
+func (t *Trials) Patients(ctx context.Context, src Source) ([]trials.SyntheticPatient, error) {
+	path, err := t.ws.file(src)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func TestDamagedVectorFileIsRebuilt(t *testing.T) {
 		}
 		return ws
 	}
-	if _, err := open().CohortIndex(ctx, dbPath, nil); err != nil {
+	if _, err := open().Cohort().Index(ctx, Source{Path: dbPath}, nil); err != nil {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*.clvs"))
@@ -76,7 +76,7 @@ func TestDamagedVectorFileIsRebuilt(t *testing.T) {
 	var mu sync.Mutex
 	var told []string
 	ws.OnWarning(func(msg string) { mu.Lock(); told = append(told, msg); mu.Unlock() })
-	ix, err := ws.CohortIndex(ctx, dbPath, nil)
+	ix, err := ws.Cohort().Index(ctx, Source{Path: dbPath}, nil)
 	if err != nil {
 		t.Fatalf("index with a damaged vector file: %v", err)
 	}

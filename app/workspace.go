@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +38,7 @@ func ResolveDir(flagDir string) (string, error) {
 	}
 	base, err := os.UserConfigDir()
 	if err != nil {
-		return "", fmt.Errorf("find the user configuration directory (set %s or --workspace): %w", EnvWorkspace, err)
+		return "", fmt.Errorf("find the user configuration directory (set %s to choose the workspace): %w", EnvWorkspace, err)
 	}
 	return filepath.Join(base, "Clinsight"), nil
 }
@@ -242,58 +241,4 @@ func (ws *Workspace) UpdateConfig(change func(*Config)) error {
 	}
 	ws.config = cfg
 	return nil
-}
-
-// Source returns the data source with the given name.
-func (ws *Workspace) Source(name string) (Source, bool) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	for _, s := range ws.config.Sources {
-		if strings.EqualFold(s.Name, name) {
-			return s, true
-		}
-	}
-	return Source{}, false
-}
-
-// ResolveDB turns a --db argument into a database path: the name of a
-// registered data source, or a file path.
-func (ws *Workspace) ResolveDB(nameOrPath string) (string, error) {
-	if nameOrPath == "" {
-		return "", errors.New("no database given: pass --db with a file path or a data source name (see 'clinsight tables')")
-	}
-	if s, ok := ws.Source(nameOrPath); ok {
-		return ws.SourcePath(s), nil
-	}
-	return filepath.Abs(nameOrPath)
-}
-
-// SourcePath returns the absolute path of a source's database file;
-// workspace-owned sources are stored relative to the data directory.
-func (ws *Workspace) SourcePath(s Source) string {
-	if filepath.IsAbs(s.Path) {
-		return s.Path
-	}
-	return filepath.Join(ws.DataDir(), s.Path)
-}
-
-// AddSource registers a data source, replacing one of the same name.
-func (ws *Workspace) AddSource(s Source) error {
-	if err := s.Validate(); err != nil {
-		return err
-	}
-	return ws.UpdateConfig(func(c *Config) {
-		c.Sources = slices.DeleteFunc(c.Sources, func(o Source) bool { return strings.EqualFold(o.Name, s.Name) })
-		c.Sources = append(c.Sources, s)
-	})
-}
-
-// RemoveSource unregisters a data source. The database file is not deleted.
-func (ws *Workspace) RemoveSource(name string) error {
-	if _, ok := ws.Source(name); !ok {
-		return fmt.Errorf("no data source named %q", name)
-	}
-	return ws.UpdateConfig(func(c *Config) {
-		c.Sources = slices.DeleteFunc(c.Sources, func(o Source) bool { return strings.EqualFold(o.Name, name) })
-	})
 }

@@ -34,7 +34,7 @@ const cohortExamples = 12
 // questions continue the conversation until "New conversation".
 type CohortScreen struct {
 	ctx     context.Context
-	ws      *app.Workspace
+	cohorts app.CohortService
 	window  fyne.Window
 	version string
 
@@ -60,7 +60,7 @@ type CohortScreen struct {
 	// Owned by the UI goroutine.
 	sources   []app.Source
 	source    string
-	pipelines map[string]*cohort.Pipeline
+	pipelines map[string]app.CohortSession
 	answerBuf strings.Builder
 	last      *cohort.Answer
 	retrieved []cohort.TableScore
@@ -70,14 +70,12 @@ type CohortScreen struct {
 
 	mu  sync.Mutex
 	gen int // source generation: late pipelines are dropped
-
-	opCounter
 }
 
 // NewCohortScreen builds the Cohort screen; call Refresh to load the data
 // sources.
-func NewCohortScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) *CohortScreen {
-	s := &CohortScreen{ctx: ctx, ws: ws, window: w, version: version, pipelines: map[string]*cohort.Pipeline{}}
+func NewCohortScreen(ctx context.Context, cohorts app.CohortService, w fyne.Window, version string) *CohortScreen {
+	s := &CohortScreen{ctx: ctx, cohorts: cohorts, window: w, version: version, pipelines: map[string]app.CohortSession{}}
 
 	s.sourceSel = widget.NewSelect(nil, func(name string) { s.SelectSource(name) })
 	s.sourceSel.PlaceHolder = "(data source)"
@@ -178,7 +176,7 @@ func (s *CohortScreen) Content() fyne.CanvasObject { return s.content }
 // Refresh reloads the data sources and selects the current one (or the
 // first).
 func (s *CohortScreen) Refresh() {
-	s.sources = s.ws.Config().Sources
+	s.sources = s.cohorts.Sources()
 	names := make([]string, len(s.sources))
 	sel := ""
 	for i, src := range s.sources {
@@ -192,7 +190,7 @@ func (s *CohortScreen) Refresh() {
 		sel = names[0]
 	}
 	if sel == "" {
-		s.status.SetText("No data sources yet: import one on the Data screen, or run 'clinsight demo init'.")
+		s.status.SetText("No data sources yet: import one on the Data screen.")
 		return
 	}
 	s.sourceSel.SetSelected(sel) // calls SelectSource
@@ -215,10 +213,10 @@ func (s *CohortScreen) SelectSource(name string) {
 	s.gen++
 	gen := s.gen
 	s.mu.Unlock()
+	src, _ := s.sourceNamed(name)
 	go func() {
-		cat, err := s.ws.Catalog(s.ctx, name, false)
+		ex, err := s.cohorts.Examples(s.ctx, src, cohortExamples)
 		fyne.Do(func() {
-			defer s.done()
 			s.mu.Lock()
 			stale := gen != s.gen
 			s.mu.Unlock()
@@ -229,24 +227,25 @@ func (s *CohortScreen) SelectSource(name string) {
 				s.status.SetText("Could not read " + name + ": " + err.Error())
 				return
 			}
-			var ex []string
-			for round := 0; len(ex) < cohortExamples && round < 6; round++ {
-				for _, t := range cat.Tables {
-					if round < len(t.Doc.Examples) && len(ex) < cohortExamples {
-						ex = append(ex, t.Doc.Examples[round])
-					}
-				}
-			}
-			s.showExamples(ex)
-			s.status.SetText(fmt.Sprintf("%s: %d tables. Ask a question, or pick an example.", name, len(cat.Tables)))
+			s.showExamples(ex.Questions)
+			s.status.SetText(fmt.Sprintf("%s: %d tables. Ask a question, or pick an example.", name, ex.Tables))
 		})
 	}()
 }
 
+// sourceNamed returns the listed source called name.
+func (s *CohortScreen) sourceNamed(name string) (app.Source, bool) {
+	for _, src := range s.sources {
+		if src.Name == name {
+			return src, true
+		}
+	}
+	return app.Source{}, false
+}
+
 // withPipeline calls then with the selected source's pipeline, preparing
-// it first (off the UI goroutine, with progress) when needed. A failed
-// preparation counts as a finished operation.
-func (s *CohortScreen) withPipeline(then func(p *cohort.Pipeline)) {
+// it first (off the UI goroutine, with progress) when needed.
+func (s *CohortScreen) withPipeline(then func(p app.CohortSession)) {
 	name := s.source
 	if name == "" {
 		s.status.SetText("Choose a data source first.")
@@ -261,8 +260,9 @@ func (s *CohortScreen) withPipeline(then func(p *cohort.Pipeline)) {
 	s.busy(true, "Preparing "+name+": reading its schema and indexing its documentation…")
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.cancel = cancel
+	src, _ := s.sourceNamed(name)
 	go func() {
-		p, err := s.ws.Cohort(ctx, name, app.CohortOptions{Progress: func(pr progress.Report) {
+		p, err := s.cohorts.Open(ctx, src, app.CohortOptions{Progress: func(pr progress.Report) {
 			fyne.Do(func() { s.status.SetText(pr.Stage) })
 		}})
 		cancel()
@@ -272,7 +272,6 @@ func (s *CohortScreen) withPipeline(then func(p *cohort.Pipeline)) {
 			s.askBtn.Enable()
 			s.runBtn.Enable()
 			if err != nil {
-				defer s.done()
 				if errors.Is(err, context.Canceled) {
 					s.status.SetText("Cancelled.")
 				} else {
@@ -332,11 +331,11 @@ func (s *CohortScreen) Ask(question string) {
 		s.status.SetText("Type a question first.")
 		return
 	}
-	s.withPipeline(func(p *cohort.Pipeline) { s.ask(p, question) })
+	s.withPipeline(func(p app.CohortSession) { s.ask(p, question) })
 }
 
 // ask runs a question on p.
-func (s *CohortScreen) ask(p *cohort.Pipeline, question string) {
+func (s *CohortScreen) ask(p app.CohortSession, question string) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.cancel = cancel
 	s.askBtn.Disable()
@@ -359,7 +358,6 @@ func (s *CohortScreen) ask(p *cohort.Pipeline, question string) {
 		})
 		cancel()
 		fyne.Do(func() {
-			defer s.done()
 			s.cancel = nil
 			s.busy(false, "")
 			s.askBtn.Enable()
@@ -575,11 +573,11 @@ func (s *CohortScreen) RunSQL(query string) {
 		s.status.SetText("Write a query first.")
 		return
 	}
-	s.withPipeline(func(p *cohort.Pipeline) { s.runSQL(p, query) })
+	s.withPipeline(func(p app.CohortSession) { s.runSQL(p, query) })
 }
 
 // runSQL runs query on p.
-func (s *CohortScreen) runSQL(p *cohort.Pipeline, query string) {
+func (s *CohortScreen) runSQL(p app.CohortSession, query string) {
 	prev := s.last
 	s.runBtn.Disable()
 	s.busy(true, "Running the query (read-only)…")
@@ -589,7 +587,6 @@ func (s *CohortScreen) runSQL(p *cohort.Pipeline, query string) {
 		ans, err := p.Run(ctx, prev, query)
 		cancel()
 		fyne.Do(func() {
-			defer s.done()
 			s.cancel = nil
 			s.busy(false, "")
 			s.runBtn.Enable()
@@ -604,7 +601,7 @@ func (s *CohortScreen) runSQL(p *cohort.Pipeline, query string) {
 			s.result.SetResult(ans.Result)
 			s.setChart(ans.Result)
 			s.exportBtn.Enable()
-			s.status.SetText(resultSummary(ans.Result, s.ws.Config().Limits.MaxRows))
+			s.status.SetText(resultSummary(ans.Result))
 		})
 	}()
 }
@@ -623,7 +620,6 @@ func (s *CohortScreen) ExportCohort(path string) {
 		})
 		return err
 	}, func(err error) {
-		defer s.done()
 		if err != nil {
 			showError(s.window, err)
 			return
@@ -655,8 +651,8 @@ func (s *CohortScreen) chooseExport() {
 
 // cohortTab builds the Cohort screen of the main window, loads its data
 // sources and returns its content (for the window's tab list).
-func (mw *MainWindow) cohortTab(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) fyne.CanvasObject {
-	mw.Cohort = NewCohortScreen(ctx, ws, w, version)
+func (mw *MainWindow) cohortTab(ctx context.Context, cohorts app.CohortService, w fyne.Window, version string) fyne.CanvasObject {
+	mw.Cohort = NewCohortScreen(ctx, cohorts, w, version)
 	mw.Cohort.Refresh()
 	return mw.Cohort.Content()
 }

@@ -35,7 +35,7 @@ func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
 	}
 	mw := newTestMainWindow(t, ws)
 	s := mw.Cohort
-	waitFor(t, s, 1) // the example questions of the demo source
+	waitUntil(t, "the example questions of the demo source", func() bool { return len(s.examples.Options) > 0 })
 
 	const sql = "SELECT gender, COUNT(*) AS patients FROM patients GROUP BY gender ORDER BY gender"
 	srv.QueueChat(cohortReply(sql), ollamatest.ChatReply{Content: "Women and men are about equally represented, 90% of them old."})
@@ -46,7 +46,7 @@ func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
 		s.question.SetText("How many patients of each sex?")
 		test.Tap(s.askBtn)
 	})
-	waitFor(t, s, 2)
+	waitUntil(t, "the answer", func() bool { return strings.Contains(s.status.Text, " attempt(s) · ") })
 	var firstCount any
 	onUI(t, func(t testing.TB) {
 		if s.last == nil || s.last.Status != "answered" {
@@ -81,7 +81,7 @@ func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "cohort.xlsx")
 	onUI(t, func(testing.TB) { s.ExportCohort(out) })
-	waitFor(t, s, 3)
+	waitUntil(t, "the export", func() bool { return s.status.Text == "Exported 2 rows to "+out })
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -107,24 +107,19 @@ func TestCohortScreenAsksExportsAndReruns(t *testing.T) {
 		s.sqlEntry.SetText("SELECT COUNT(*) AS n FROM patients")
 		test.Tap(s.runBtn)
 	})
-	waitFor(t, s, 4)
+	waitUntil(t, "the re-run", func() bool { return strings.HasPrefix(s.status.Text, "1 rows · ") })
 	onUI(t, func(t testing.TB) {
 		if len(s.result.res.Rows) != 1 || s.result.res.Rows[0][0] != int64(60) || len(s.tried) != 2 || s.tried[1].Source != "user" {
 			t.Errorf("re-run: rows %v, attempts %+v", s.result.res.Rows, s.tried)
 		}
 		s.RunSQL("DROP TABLE patients")
 	})
-	waitFor(t, s, 5)
-	onUI(t, func(t testing.TB) {
-		if !strings.Contains(s.status.Text, "refused") {
-			t.Errorf("refused statement: status %q", s.status.Text)
-		}
-	})
+	waitUntil(t, "the statement to be refused", func() bool { return strings.Contains(s.status.Text, "refused") })
 
 	// A follow-up carries the conversation.
 	srv.QueueChat(cohortReply("SELECT COUNT(*) FROM patients WHERE gender = 'F'"), ollamatest.ChatReply{Content: "Only the women."})
 	onUI(t, func(testing.TB) { s.Ask("now only the women") })
-	waitFor(t, s, 6)
+	waitUntil(t, "the follow-up's answer", func() bool { return strings.Contains(s.status.Text, " attempt(s) · ") })
 	reqs := srv.ChatRequests()
 	if last := reqs[len(reqs)-2].Messages; !strings.Contains(last[len(last)-1].Content, "Earlier question: How many patients of each sex?") {
 		t.Errorf("follow-up prompt = %q", last[len(last)-1].Content)
@@ -140,17 +135,17 @@ func TestCohortScreenCancel(t *testing.T) {
 	}
 	var s *CohortScreen
 	onUI(t, func(t testing.TB) {
-		s = NewCohortScreen(t.Context(), ws, a.NewWindow("cohort"), "test")
+		s = NewCohortScreen(t.Context(), ws.Cohort(), a.NewWindow("cohort"), "test")
 		s.Refresh()
 	})
-	waitFor(t, s, 1)
+	waitUntil(t, "the tables of the source", func() bool { return strings.Contains(s.status.Text, "2 tables") })
 	srv.QueueChat(ollamatest.ChatReply{Content: `{"category":"answerable","reason":"","sql":"SELECT 1"}`, Fault: ollamatest.Fault{Delay: 5e9}})
 	onUI(t, func(testing.TB) { s.Ask("How many female patients are there?") })
 	waitUntil(t, "the question to reach the model", func() bool { return srv.Count("POST", "/api/chat") > 0 })
 	tapOnUI(t, s.cancelBtn)
-	waitFor(t, s, 2)
+	waitUntil(t, "the cancellation", func() bool { return s.status.Text == "Cancelled." })
 	onUI(t, func(t testing.TB) {
-		if s.status.Text != "Cancelled." || s.last == nil || s.last.Status != "error" {
+		if s.last == nil || s.last.Status != "error" {
 			t.Errorf("status %q, answer %+v", s.status.Text, s.last)
 		}
 	})

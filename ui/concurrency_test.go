@@ -69,10 +69,10 @@ func TestScreensWorkWhileTheUserInteracts(t *testing.T) {
 	}
 	mw := newTestMainWindow(t, ws)
 	imp, coh, tri, evi := mw.Impressions, mw.Cohort, mw.Trials, mw.Evidence
-	waitFor(t, imp, 2) // corpora listed, corpus loaded
-	waitFor(t, coh, 1) // example questions
-	waitFor(t, tri, 1) // sources and patients
-	waitFor(t, evi, 1) // projects listed
+	waitUntil(t, "the report corpus", func() bool { return strings.Contains(imp.corpusInfo.Text, " eligible as examples") })
+	waitUntil(t, "the example questions", func() bool { return len(coh.examples.Options) > 0 })
+	waitUntil(t, "the demo patients", func() bool { return len(tri.patientSel.Options) > 0 })
+	waitUntil(t, "the demo review opened", func() bool { return evi.project() != nil })
 
 	// Start all four.
 	onUI(t, func(t testing.TB) {
@@ -91,26 +91,23 @@ func TestScreensWorkWhileTheUserInteracts(t *testing.T) {
 		test.Tap(tri.matchBtn)
 
 		evi.NewProject("under load", app.DemoSourceName, evidence.PICO{Population: "patients with hepatocellular carcinoma", Intervention: "microwave ablation"})
-		evi.query.SetText(`"hepatocellular carcinoma" AND (microwave OR radiofrequency)`)
-		evi.limitSel.SetSelected("20")
-		test.Tap(evi.searchBtn)
+		evi.search.query.SetText(`"hepatocellular carcinoma" AND (microwave OR radiofrequency)`)
+		evi.search.limitSel.SetSelected("20")
+		test.Tap(evi.search.searchBtn)
 	})
 
 	// The user works while they run: the screening starts when the search
 	// is done.
-	screening, screened := false, false
-	done := func() bool {
-		return imp.finishedOps() >= 3 && coh.finishedOps() >= 2 && tri.finishedOps() >= 2 && screened
-	}
+	screening, screened, finished := false, false, false
 	sizes := []fyne.Size{fyne.NewSize(1100, 720), fyne.NewSize(900, 640), fyne.NewSize(1280, 800)}
 	deadline := time.Now().Add(waitTimeout)
 	rounds := 0
-	for i := 0; !done(); i++ {
+	for i := 0; !finished; i++ {
 		rounds++
 		if time.Now().After(deadline) {
 			onUI(t, func(t testing.TB) {
-				t.Fatalf("timed out after %s: finished operations impressions %d, cohort %d, trials %d; evidence screening started %v, running %v, notice %q",
-					waitTimeout, imp.finishedOps(), coh.finishedOps(), tri.finishedOps(), screening, evi.running != nil, evi.notice.Text)
+				t.Fatalf("timed out after %s: impressions %q, cohort %q, trials %q; evidence screening started %v, running %v, notice %q",
+					waitTimeout, imp.status.Text, coh.status.Text, tri.status.Text, screening, evi.running != nil, evi.notice.Text)
 			})
 		}
 		onUI(t, func(t testing.TB) {
@@ -120,7 +117,7 @@ func TestScreensWorkWhileTheUserInteracts(t *testing.T) {
 				Refresh()
 				ScrollToBottom()
 				ScrollToTop()
-			}{imp.similar, imp.iterations, coh.tables, coh.attempts, coh.result.table, tri.table, evi.candidates, evi.screenTable} {
+			}{imp.similar, imp.iterations, coh.tables, coh.attempts, coh.result.table, tri.table, evi.search.candidates, evi.screening.table} {
 				tbl.ScrollToBottom()
 				tbl.ScrollToTop()
 				tbl.Refresh()
@@ -129,18 +126,20 @@ func TestScreensWorkWhileTheUserInteracts(t *testing.T) {
 			_ = imp.answer.Text + coh.answerText() + imp.status.Text + coh.status.Text
 			switch {
 			case !screening && evi.running == nil:
-				if evi.project == nil || evi.project.Search == nil || len(evi.project.Search.IDs) == 0 {
+				if p := evi.project(); p == nil || p.Search == nil || len(p.Search.IDs) == 0 {
 					t.Fatalf("evidence search found nothing; notice %q", evi.notice.Text)
 				}
-				test.Tap(evi.addCriterionBtn)
-				test.Tap(evi.addCriterionBtn)
-				evi.criterionText[0].SetText("The study is a randomized controlled trial")
-				evi.criterionText[1].SetText("The study reports paediatric patients")
-				test.Tap(evi.screenBtn)
+				test.Tap(evi.screening.addCriterionBtn)
+				test.Tap(evi.screening.addCriterionBtn)
+				evi.screening.criterionText[0].SetText("The study is a randomized controlled trial")
+				evi.screening.criterionText[1].SetText("The study reports paediatric patients")
+				test.Tap(evi.screening.screenBtn)
 				screening = true
 			case screening && evi.running == nil:
 				screened = true
 			}
+			finished = screened && strings.HasPrefix(imp.status.Text, "Done in ") &&
+				strings.Contains(coh.status.Text, " attempt(s) · ") && strings.Contains(tri.status.Text, " trials ranked")
 		})
 	}
 
@@ -157,7 +156,7 @@ func TestScreensWorkWhileTheUserInteracts(t *testing.T) {
 		if tri.result == nil || len(tri.result.Trials) == 0 {
 			t.Errorf("trials result %+v", tri.result)
 		}
-		if p := evi.project; p == nil || p.Search == nil || len(p.Screening) != len(p.Search.IDs) || evi.notice.Visible() {
+		if p := evi.project(); p == nil || p.Search == nil || len(p.Screening) != len(p.Search.IDs) || evi.notice.Visible() {
 			t.Errorf("screening: project %+v, notice %q", p, evi.notice.Text)
 		}
 	})

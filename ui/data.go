@@ -27,7 +27,7 @@ const browseRows = 1000
 // user browse a table, run read-only SQL, import data and export results.
 type DataScreen struct {
 	ctx     context.Context
-	ws      *app.Workspace
+	data    app.DataService
 	window  fyne.Window
 	version string
 
@@ -53,14 +53,13 @@ type DataScreen struct {
 	lastSQL    string
 	runCancel  context.CancelFunc
 
-	opCounter
 	mu  sync.Mutex
 	gen int // catalog load generation: late results are dropped
 }
 
 // NewDataScreen builds the Data screen; call Refresh to load it.
-func NewDataScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) *DataScreen {
-	s := &DataScreen{ctx: ctx, ws: ws, window: w, version: version, source: -1}
+func NewDataScreen(ctx context.Context, data app.DataService, w fyne.Window, version string) *DataScreen {
+	s := &DataScreen{ctx: ctx, data: data, window: w, version: version, source: -1}
 
 	s.sourceList = widget.NewList(
 		func() int { return len(s.sources) },
@@ -161,14 +160,14 @@ func (s *DataScreen) Refresh() {
 	if s.source >= 0 && s.source < len(s.sources) {
 		current = s.sources[s.source].Name
 	}
-	s.sources = s.ws.Config().Sources
+	s.sources = s.data.Sources()
 	s.sourceList.UnselectAll()
 	s.sourceList.Refresh()
 	s.tables = nil
 	s.tableList.Refresh()
 	if len(s.sources) == 0 {
 		s.source = -1
-		s.sourceInfo.SetText("No data sources yet. Import a CSV file, a MIMIC-IV folder or an existing SQLite file, or run 'clinsight demo init'.")
+		s.sourceInfo.SetText("No data sources yet. Import a CSV file, a MIMIC-IV folder or an existing SQLite file with Import… below.")
 		return
 	}
 	sel := 0
@@ -187,7 +186,7 @@ func (s *DataScreen) selectSource(id widget.ListItemID) {
 	}
 	s.source = id
 	src := s.sources[id]
-	s.sourceInfo.SetText(fmt.Sprintf("%s — %s\n%s", src.Name, src.Description, s.ws.SourcePath(src)))
+	s.sourceInfo.SetText(fmt.Sprintf("%s — %s\n%s", src.Name, src.Description, src.Path))
 	s.tables = nil
 	s.tableList.UnselectAll()
 	s.tableList.Refresh()
@@ -196,9 +195,8 @@ func (s *DataScreen) selectSource(id widget.ListItemID) {
 	gen := s.gen
 	s.mu.Unlock()
 	go func() {
-		cat, err := s.ws.Catalog(s.ctx, src.Name, false)
+		cat, err := s.data.Catalog(s.ctx, src, false)
 		fyne.Do(func() {
-			defer s.done()
 			s.mu.Lock()
 			stale := gen != s.gen
 			s.mu.Unlock()
@@ -223,14 +221,13 @@ func (s *DataScreen) selectTable(id widget.ListItemID) {
 	if id < 0 || id >= len(s.tables) || s.source < 0 {
 		return
 	}
-	src, table := s.sources[s.source].Name, s.tables[id].Name
+	src, table := s.sources[s.source], s.tables[id].Name
 	total := s.tables[id].RowCount
 	s.tabs.SelectIndex(0)
 	s.browseStatus.SetText("Reading " + table + " …")
 	go func() {
-		res, err := s.ws.BrowseTable(s.ctx, src, table, browseRows)
+		res, err := s.data.Browse(s.ctx, src, table, browseRows)
 		fyne.Do(func() {
-			defer s.done()
 			if err != nil {
 				s.browseStatus.SetText("Could not read " + table + ".")
 				showError(s.window, err)
@@ -253,7 +250,7 @@ func (s *DataScreen) RunSQL(query string) {
 		s.resultStatus.SetText("Select a data source first.")
 		return
 	}
-	src := s.sources[s.source].Name
+	src := s.sources[s.source]
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.runCancel = cancel
 	s.runBtn.Disable()
@@ -261,10 +258,9 @@ func (s *DataScreen) RunSQL(query string) {
 	s.resultStatus.SetText("Running…")
 	s.tabs.SelectIndex(1)
 	go func() {
-		res, err := s.ws.Query(ctx, src, query, datasets.RunnerOptions{})
+		res, err := s.data.Query(ctx, src, query, datasets.RunnerOptions{})
 		cancel()
 		fyne.Do(func() {
-			defer s.done()
 			s.runBtn.Enable()
 			s.cancelBtn.Disable()
 			s.runCancel = nil
@@ -282,18 +278,18 @@ func (s *DataScreen) RunSQL(query string) {
 			s.lastResult, s.lastSQL = res, query
 			s.exportBtn.Enable()
 			s.result.SetResult(res)
-			s.resultStatus.SetText(resultSummary(res, s.ws.Config().Limits.MaxRows))
+			s.resultStatus.SetText(resultSummary(res))
 		})
 	}()
 }
 
 // resultSummary describes a result: rows, time and the truncation notice.
-func resultSummary(res *datasets.Result, maxRows int) string {
+func resultSummary(res *datasets.Result) string {
 	msg := fmt.Sprintf("%s rows · %s", formatCount(int64(len(res.Rows))), res.Elapsed.Round(time.Millisecond))
 	if n := res.Notice(); n != "" {
 		msg += "\nTruncated: " + n
 		if res.TruncatedBy == datasets.CapRows {
-			msg += fmt.Sprintf(" Narrow the query or raise the row cap (%s) in Settings.", formatCount(int64(maxRows)))
+			msg += fmt.Sprintf(" Narrow the query or raise the row cap (%s) in Settings.", formatCount(int64(res.Limits.MaxRows)))
 		}
 	}
 	return msg
@@ -307,21 +303,21 @@ func (s *DataScreen) ExportResult(path string) {
 		return
 	}
 	src := s.sources[s.source]
-	prov := export.Provenance{AppVersion: s.version, DataSource: s.ws.SourcePath(src), Query: query, Created: time.Now()}
+	prov := export.Provenance{AppVersion: s.version, DataSource: src.Path, Query: query, Created: time.Now()}
 	prov.Add("Data source name", src.Name)
 	prov.Add("Rows", len(res.Rows))
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		total := int64(len(res.Rows))
-		_, err := app.ExportResult(ctx, path, res, prov, func(n int64) {
+		_, err := s.data.Export(ctx, path, res, prov, func(n int64) {
 			report(progress.Report{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
 		})
 		return err
 	}, func(err error) {
-		defer s.done()
 		if err != nil {
 			showError(s.window, err)
 			return
 		}
+		s.resultStatus.SetText(resultSummary(res) + fmt.Sprintf("\nExported %s rows to %s", formatCount(int64(len(res.Rows))), path))
 		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %s rows to %s", formatCount(int64(len(res.Rows))), path), s.window)
 	})
 }
@@ -329,7 +325,7 @@ func (s *DataScreen) ExportResult(path string) {
 // ImportCSV imports a CSV file into the workspace with progress and Cancel.
 func (s *DataScreen) ImportCSV(path string) *task {
 	return runTask(s.ctx, s.window, "Import CSV", func(ctx context.Context, report progress.Func) error {
-		_, err := s.ws.ImportCSVToWorkspace(ctx, path, datasets.CSVOptions{Progress: report})
+		_, err := s.data.ImportCSV(ctx, path, datasets.CSVOptions{Progress: report})
 		return err
 	}, s.afterImport)
 }
@@ -337,7 +333,7 @@ func (s *DataScreen) ImportCSV(path string) *task {
 // ImportMIMIC imports a MIMIC-IV folder into the workspace.
 func (s *DataScreen) ImportMIMIC(dir string) *task {
 	return runTask(s.ctx, s.window, "Import MIMIC-IV", func(ctx context.Context, report progress.Func) error {
-		_, err := s.ws.ImportMIMICToWorkspace(ctx, dir, datasets.MIMICOptions{Progress: report})
+		_, err := s.data.ImportMIMIC(ctx, dir, datasets.MIMICOptions{Progress: report})
 		return err
 	}, s.afterImport)
 }
@@ -345,13 +341,12 @@ func (s *DataScreen) ImportMIMIC(dir string) *task {
 // AddSQLite registers an existing SQLite file, read-only.
 func (s *DataScreen) AddSQLite(path string) {
 	go func() {
-		_, err := s.ws.RegisterSQLite(s.ctx, path, "")
+		_, err := s.data.AddSQLite(s.ctx, path, "")
 		fyne.Do(func() { s.afterImport(err) })
 	}()
 }
 
 func (s *DataScreen) afterImport(err error) {
-	defer s.done()
 	if err != nil {
 		showError(s.window, err)
 	}

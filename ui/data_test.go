@@ -61,7 +61,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newTestMainWindow(t, ws).Data
-	waitFor(t, s, 2) // the catalog, then the first table browsed
+	waitUntil(t, "the first table of the source", func() bool { return strings.HasSuffix(s.browseStatus.Text, " rows") })
 	onUI(t, func(t testing.TB) {
 		if got := strings.Join(tableNames(s), ","); got != "notes,patients" {
 			t.Fatalf("tables = %s", got)
@@ -71,7 +71,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 		}
 		s.tableList.Select(1)
 	})
-	waitFor(t, s, 3)
+	waitUntil(t, "the second table", func() bool { return s.browseStatus.Text == "patients: 3 rows" })
 	onUI(t, func(t testing.TB) {
 		// Browse shows up to 1,000 rows whatever the SQL row cap.
 		if s.browse.res == nil || len(s.browse.res.Rows) != 3 || s.browseStatus.Text != "patients: 3 rows" {
@@ -80,7 +80,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 		s.editor.SetText("SELECT subject_id, gender, admitted FROM patients ORDER BY subject_id")
 		test.Tap(s.runBtn)
 	})
-	waitFor(t, s, 4)
+	waitUntil(t, "the query's result", func() bool { return strings.Contains(s.resultStatus.Text, " rows · ") })
 	onUI(t, func(t testing.TB) {
 		if !strings.Contains(s.resultStatus.Text, "2 rows") || !strings.Contains(s.resultStatus.Text, "Truncated") {
 			t.Errorf("result status = %q, want 2 rows and the truncation notice", s.resultStatus.Text)
@@ -95,7 +95,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "result.xlsx")
 	onUI(t, func(testing.TB) { s.ExportResult(out) })
-	waitFor(t, s, 5)
+	waitUntil(t, "the export", func() bool { return strings.Contains(s.resultStatus.Text, "\nExported ") })
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatalf("exported workbook: %v", err)
@@ -110,9 +110,9 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 	}
 
 	onUI(t, func(testing.TB) { s.RunSQL("DELETE FROM patients") })
-	waitFor(t, s, 6)
+	waitUntil(t, "the refusal", func() bool { return strings.Contains(s.resultStatus.Text, "query refused") })
 	onUI(t, func(t testing.TB) {
-		if !strings.Contains(s.resultStatus.Text, "query refused") || !s.exportBtn.Disabled() {
+		if !s.exportBtn.Disabled() {
 			t.Errorf("refused query: status %q", s.resultStatus.Text)
 		}
 	})
@@ -121,18 +121,18 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 func TestDataScreenImportCSV(t *testing.T) {
 	ws := newTestWorkspace(t)
 	s := newTestMainWindow(t, ws).Data
-	waitFor(t, s, 2)
+	waitUntil(t, "the first table of the source", func() bool { return strings.HasSuffix(s.browseStatus.Text, " rows") })
 	csvPath := filepath.Join(t.TempDir(), "vitals.csv")
 	if err := os.WriteFile(csvPath, []byte("subject_id,hr\n1,80\n2,95\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	onUI(t, func(testing.TB) { s.ImportCSV(csvPath) })
-	waitFor(t, s, 3)
+	waitUntil(t, "the imported source to be listed", func() bool { return s.sourceList.Length() == 2 })
 	src, ok := ws.Source(app.ImportedSourceName)
 	if !ok {
 		t.Fatal("imported source not registered")
 	}
-	res, err := ws.Query(context.Background(), src.Name, "SELECT sum(hr) FROM vitals", datasets.RunnerOptions{})
+	res, err := ws.Data().Query(context.Background(), src, "SELECT sum(hr) FROM vitals", datasets.RunnerOptions{})
 	if err != nil || res.Rows[0][0] != int64(175) {
 		t.Errorf("imported data: %v %v", res, err)
 	}
@@ -146,7 +146,7 @@ func TestDataScreenImportCSV(t *testing.T) {
 func TestDataScreenImportCancelLeavesNothing(t *testing.T) {
 	ws := newTestWorkspace(t)
 	s := newTestMainWindow(t, ws).Data
-	waitFor(t, s, 2)
+	waitUntil(t, "the first table of the source", func() bool { return strings.HasSuffix(s.browseStatus.Text, " rows") })
 	var b strings.Builder
 	b.WriteString("id,value,label\n")
 	for i := range 300_000 {
@@ -157,7 +157,7 @@ func TestDataScreenImportCancelLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	onUI(t, func(testing.TB) { s.ImportCSV(csvPath).cancel() })
-	waitFor(t, s, 3)
+	waitUntil(t, "the import's progress dialog to close", func() bool { return s.window.Canvas().Overlays().Top() == nil })
 	if _, ok := ws.Source(app.ImportedSourceName); ok {
 		t.Error("cancelled import registered a source")
 	}
@@ -188,7 +188,7 @@ func TestDataScreenOnDemoWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newTestMainWindow(t, ws).Data
-	waitFor(t, s, 2)
+	waitUntil(t, "the first table of the source", func() bool { return strings.HasSuffix(s.browseStatus.Text, " rows") })
 	onUI(t, func(t testing.TB) {
 		got := strings.Join(tableNames(s), ",")
 		for _, want := range []string{"admissions", "d_icd_diagnoses", "d_labitems", "diagnoses_icd", "dicom_all", "labevents", "patients", "prescriptions"} {
@@ -198,7 +198,7 @@ func TestDataScreenOnDemoWorkspace(t *testing.T) {
 		}
 		s.RunSQL("SELECT subject_id, itemid, charttime, valuenum FROM labevents ORDER BY labevent_id")
 	})
-	waitFor(t, s, 3)
+	waitUntil(t, "the query's result", func() bool { return strings.Contains(s.resultStatus.Text, " rows · ") })
 	onUI(t, func(t testing.TB) {
 		if !strings.Contains(s.resultStatus.Text, "100 rows") || !strings.Contains(s.resultStatus.Text, "Truncated") {
 			t.Fatalf("status = %q", s.resultStatus.Text)
@@ -206,7 +206,7 @@ func TestDataScreenOnDemoWorkspace(t *testing.T) {
 	})
 	out := filepath.Join(t.TempDir(), "labs.xlsx")
 	onUI(t, func(testing.TB) { s.ExportResult(out) })
-	waitFor(t, s, 4)
+	waitUntil(t, "the export", func() bool { return strings.Contains(s.resultStatus.Text, "\nExported ") })
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatal(err)

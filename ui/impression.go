@@ -29,7 +29,7 @@ const demoFindingsSeed = 42
 // editable, batch mode for a CSV file, and Export to Excel.
 type ImpressionsScreen struct {
 	ctx     context.Context
-	ws      *app.Workspace
+	imps    app.ImpressionsService
 	window  fyne.Window
 	version string
 
@@ -53,7 +53,7 @@ type ImpressionsScreen struct {
 	content     fyne.CanvasObject
 
 	// Owned by the UI goroutine.
-	sources   []string
+	sources   []app.Source
 	source    string
 	corpus    *impression.Corpus
 	result    *impression.Result
@@ -65,18 +65,16 @@ type ImpressionsScreen struct {
 
 	mu  sync.Mutex
 	gen int // corpus load generation: late loads are dropped
-
-	opCounter
 }
 
 // NewImpressionsScreen builds the Impressions screen; call Refresh to list
 // the report corpora.
-func NewImpressionsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) *ImpressionsScreen {
-	s := &ImpressionsScreen{ctx: ctx, ws: ws, window: w, version: version, demo: impression.DemoFindings(12, demoFindingsSeed)}
+func NewImpressionsScreen(ctx context.Context, imps app.ImpressionsService, w fyne.Window, version string) *ImpressionsScreen {
+	s := &ImpressionsScreen{ctx: ctx, imps: imps, window: w, version: version, demo: impression.DemoFindings(12, demoFindingsSeed)}
 
 	s.sourceSel = widget.NewSelect(nil, func(name string) { s.SelectSource(name) })
 	s.sourceSel.PlaceHolder = "(report corpus)"
-	s.corpusInfo = widget.NewLabel("Choose a data source holding radiology reports (import them with 'clinsight reports import').")
+	s.corpusInfo = widget.NewLabel("Choose a data source holding radiology reports.")
 	s.corpusInfo.Wrapping = fyne.TextWrapWord
 	s.useModel = widget.NewCheck("Generate with the chat model", nil)
 	s.useModel.SetChecked(true)
@@ -229,18 +227,16 @@ func (s *ImpressionsScreen) iterationCell(row, col int) string {
 // goroutine) and selects the current one, or the first.
 func (s *ImpressionsScreen) Refresh() {
 	go func() {
-		var names []string
-		for _, src := range s.ws.Config().Sources {
-			if s.ws.HasReportCorpus(s.ctx, src.Name) {
-				names = append(names, src.Name)
-			}
-		}
+		sources := s.imps.Sources(s.ctx)
 		fyne.Do(func() {
-			defer s.done()
-			s.sources = names
+			s.sources = sources
+			names := make([]string, len(sources))
+			for i, src := range sources {
+				names[i] = src.Name
+			}
 			s.sourceSel.SetOptions(names)
 			if len(names) == 0 {
-				s.corpusInfo.SetText("No data source holds radiology reports yet: import some with 'clinsight reports import FILE --db DB --name NAME' (the demo data has synthetic ones).")
+				s.corpusInfo.SetText("No data source holds radiology reports yet: import some into a data source (the demo data has synthetic ones).")
 				return
 			}
 			cur := s.source
@@ -274,10 +270,15 @@ func (s *ImpressionsScreen) SelectSource(name string) {
 	s.gen++
 	gen := s.gen
 	s.mu.Unlock()
+	var src app.Source
+	for _, x := range s.sources {
+		if x.Name == name {
+			src = x
+		}
+	}
 	go func() {
-		c, err := s.ws.ReportCorpus(s.ctx, name)
+		c, err := s.imps.Corpus(s.ctx, src)
 		fyne.Do(func() {
-			defer s.done()
 			s.mu.Lock()
 			late := gen != s.gen
 			s.mu.Unlock()
@@ -317,8 +318,9 @@ func (s *ImpressionsScreen) Generate() {
 		s.status.SetText("Choose a report corpus and enter findings first.")
 		return
 	}
-	p, err := s.ws.Impressions(s.corpus, s.options())
+	p, err := s.imps.Generator(s.corpus, s.options())
 	if err != nil {
+		s.status.SetText(err.Error())
 		showError(s.window, err)
 		return
 	}
@@ -339,10 +341,9 @@ func (s *ImpressionsScreen) Generate() {
 		})
 		cancel()
 		fyne.Do(func() {
-			defer s.done()
 			s.setBusy(false)
 			if err != nil {
-				s.status.SetText("")
+				s.status.SetText(err.Error())
 				if ctx.Err() != nil {
 					s.status.SetText("Cancelled.")
 				}
@@ -448,13 +449,12 @@ func (s *ImpressionsScreen) Accept() {
 func (s *ImpressionsScreen) RunBatch(path string) {
 	if s.corpus == nil {
 		s.status.SetText("Choose a report corpus first.")
-		s.done()
 		return
 	}
-	p, err := s.ws.Impressions(s.corpus, s.options())
+	p, err := s.imps.Generator(s.corpus, s.options())
 	if err != nil {
+		s.status.SetText(err.Error())
 		showError(s.window, err)
-		s.done()
 		return
 	}
 	var rows []impression.ExportRow
@@ -477,11 +477,11 @@ func (s *ImpressionsScreen) RunBatch(path string) {
 		}
 		return nil
 	}, func(err error) {
-		defer s.done()
 		s.setBusy(false)
 		if err != nil {
 			showError(s.window, err)
 			if len(rows) == 0 {
+				s.status.SetText("Batch stopped: " + err.Error())
 				return
 			}
 			s.status.SetText(fmt.Sprintf("Batch stopped: kept the %d impressions produced before.", len(rows)))
@@ -500,17 +500,18 @@ func (s *ImpressionsScreen) RunBatch(path string) {
 func (s *ImpressionsScreen) ExportWorkbook(path string) {
 	rows := append([]impression.ExportRow(nil), s.accepted...)
 	if len(rows) == 0 {
-		s.done()
 		return
 	}
 	opts := s.options()
 	models := []string{}
 	if !opts.NoLLM {
-		models = append(models, s.ws.Config().Models.Chat)
+		models = append(models, s.imps.ChatModel())
 	}
 	prov := export.Provenance{AppVersion: s.version, DataSource: s.source, Models: models, Created: time.Now()}
-	if src, ok := s.ws.Source(s.source); ok {
-		prov.Add("Data source path", s.ws.SourcePath(src))
+	for _, src := range s.sources {
+		if src.Name == s.source {
+			prov.Add("Data source path", src.Path)
+		}
 	}
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		_, err := impression.ExportWorkbook(ctx, path, rows, impressionOptionsForExport(opts), prov, func(n int64) {
@@ -518,7 +519,6 @@ func (s *ImpressionsScreen) ExportWorkbook(path string) {
 		})
 		return err
 	}, func(err error) {
-		defer s.done()
 		if err != nil {
 			showError(s.window, err)
 			return
@@ -541,8 +541,8 @@ func impressionOptionsForExport(o impression.Options) impression.Options {
 
 // impressionsTab builds the Impressions screen of the main window, starts
 // listing its report corpora, and returns its content.
-func (mw *MainWindow) impressionsTab(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) fyne.CanvasObject {
-	mw.Impressions = NewImpressionsScreen(ctx, ws, w, version)
+func (mw *MainWindow) impressionsTab(ctx context.Context, imps app.ImpressionsService, w fyne.Window, version string) fyne.CanvasObject {
+	mw.Impressions = NewImpressionsScreen(ctx, imps, w, version)
 	mw.Impressions.Refresh()
 	return mw.Impressions.Content()
 }

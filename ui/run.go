@@ -71,15 +71,15 @@ type MainWindow struct {
 // can build it on Fyne's test app.
 func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version string) *MainWindow {
 	w := a.NewWindow("Clinsight " + version + " — " + ws.Dir())
-	mw := &MainWindow{Window: w, Data: NewDataScreen(ctx, ws, w, version), Settings: NewSettingsScreen(ctx, ws, w)}
+	mw := &MainWindow{Window: w, Data: NewDataScreen(ctx, ws.Data(), w, version), Settings: NewSettingsScreen(ctx, ws.Settings(), w)}
 	mw.Meta = NewMetaScreen(ctx, w, version)
 	mw.Tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Data", theme.StorageIcon(), mw.Data.Content()),
-		container.NewTabItemWithIcon("Cohort", theme.SearchIcon(), mw.cohortTab(ctx, ws, w, version)),
-		container.NewTabItemWithIcon("Trials", theme.ListIcon(), mw.trialsTab(ctx, ws, w, version)),
+		container.NewTabItemWithIcon("Cohort", theme.SearchIcon(), mw.cohortTab(ctx, ws.Cohort(), w, version)),
+		container.NewTabItemWithIcon("Trials", theme.ListIcon(), mw.trialsTab(ctx, ws.Trials(), w, version)),
 		container.NewTabItemWithIcon("Evidence", theme.FileTextIcon(), mw.evidenceTab(ctx, ws, w, version)),
 		container.NewTabItemWithIcon("Meta-analysis", theme.GridIcon(), mw.Meta.Content()),
-		container.NewTabItemWithIcon("Impressions", theme.DocumentIcon(), mw.impressionsTab(ctx, ws, w, version)),
+		container.NewTabItemWithIcon("Impressions", theme.DocumentIcon(), mw.impressionsTab(ctx, ws.Impressions(), w, version)),
 		container.NewTabItemWithIcon("Settings", theme.SettingsIcon(), mw.Settings.Content()),
 	)
 	mw.Tabs.SetTabLocation(container.TabLocationLeading)

@@ -36,9 +36,9 @@ const notInstalled = " (not installed)"
 // query limits, shows whether the server is reachable, and installs models
 // (Pull from the registry, Import a GGUF file).
 type SettingsScreen struct {
-	ctx    context.Context
-	ws     *app.Workspace
-	window fyne.Window
+	ctx      context.Context
+	settings app.SettingsService
+	window   fyne.Window
 
 	host        *widget.Entry
 	hostInUse   *widget.Label
@@ -56,15 +56,13 @@ type SettingsScreen struct {
 
 	// Owned by the UI goroutine: the last status checked.
 	status app.Status
-
-	opCounter
 }
 
 // NewSettingsScreen builds the Settings screen; call Check to load the
 // server's state.
-func NewSettingsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window) *SettingsScreen {
-	s := &SettingsScreen{ctx: ctx, ws: ws, window: w}
-	cfg := ws.Config()
+func NewSettingsScreen(ctx context.Context, settings app.SettingsService, w fyne.Window) *SettingsScreen {
+	s := &SettingsScreen{ctx: ctx, settings: settings, window: w}
+	cfg := settings.Config()
 
 	s.host = widget.NewEntry()
 	s.host.SetText(cfg.OllamaHost)
@@ -137,15 +135,8 @@ func (s *SettingsScreen) Check() {
 	s.light.FillColor = colorUnknown
 	s.light.Refresh()
 	go func() {
-		var st app.Status
-		client, err := s.ws.ModelClient()
-		if err == nil {
-			st = s.ws.Status(s.ctx, client)
-		} else {
-			st = app.Status{HealthError: err}
-		}
+		st := s.settings.Check(s.ctx)
 		fyne.Do(func() {
-			defer s.done()
 			s.status = st
 			if st.Health.Reachable {
 				s.light.FillColor = colorUp
@@ -164,10 +155,10 @@ func (s *SettingsScreen) Check() {
 // showHostInUse says which host Clinsight talks to and where it comes from
 // (OLLAMA_HOST, the settings, the default), and returns that host.
 func (s *SettingsScreen) showHostInUse() string {
-	h, err := s.ws.ModelHost()
+	h, err := s.settings.ModelHost()
 	if err != nil {
 		s.hostInUse.SetText("In use: none. " + errorText(err))
-		return s.ws.Config().OllamaHost
+		return s.settings.Config().OllamaHost
 	}
 	text := "In use: " + h.String()
 	if h.Overrides() {
@@ -188,7 +179,7 @@ func errorText(err error) string {
 // setModelChoices fills the pickers with the installed models and the
 // configured ones (marked when not installed), without saving anything.
 func (s *SettingsScreen) setModelChoices(models []localllm.Model) {
-	cfg := s.ws.Config()
+	cfg := s.settings.Config()
 	var names []string
 	installed := map[string]bool{}
 	for _, m := range models {
@@ -223,11 +214,11 @@ func (s *SettingsScreen) saveHost() {
 		dialog.ShowError(fmt.Errorf("the Ollama host %q is not valid: %w", host, err), s.window)
 		return
 	}
-	if err := s.ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = norm.String() }); err != nil {
+	if err := s.settings.UpdateConfig(func(c *app.Config) { c.OllamaHost = norm.String() }); err != nil {
 		dialog.ShowError(err, s.window)
 		return
 	}
-	s.host.SetText(s.ws.Config().OllamaHost)
+	s.host.SetText(s.settings.Config().OllamaHost)
 	s.Check()
 }
 
@@ -240,7 +231,7 @@ func (s *SettingsScreen) saveModels() {
 		}
 		return v
 	}
-	err := s.ws.UpdateConfig(func(c *app.Config) {
+	err := s.settings.UpdateConfig(func(c *app.Config) {
 		c.Models.SQL = pick(s.sqlModel, c.Models.SQL)
 		c.Models.Chat = pick(s.chatModel, c.Models.Chat)
 		c.Models.Embedding = pick(s.embedModel, c.Models.Embedding)
@@ -262,7 +253,7 @@ func (s *SettingsScreen) SaveLimits(timeout, maxRows string) {
 		s.limitsInfo.SetText(fmt.Sprintf("The row cap %q is not valid: write a positive whole number.", maxRows))
 		return
 	}
-	if err := s.ws.UpdateConfig(func(c *app.Config) {
+	if err := s.settings.UpdateConfig(func(c *app.Config) {
 		c.Limits.QueryTimeout = app.Duration(d)
 		c.Limits.MaxRows = n
 	}); err != nil {
@@ -279,29 +270,22 @@ func (s *SettingsScreen) Pull(name string) {
 		dialog.ShowInformation("Pull a model", "Type the name of a model, e.g. qwen2.5-coder:7b.", s.window)
 		return
 	}
-	s.transfer("Pull "+name, func(ctx context.Context, c *localllm.Client, progress func(localllm.Progress)) error {
-		return c.Pull(ctx, name, progress)
+	s.transfer("Pull "+name, func(ctx context.Context, report progress.Func) error {
+		return s.settings.Pull(ctx, name, report)
 	})
 }
 
 // ImportGGUF installs a local GGUF file as model name.
 func (s *SettingsScreen) ImportGGUF(name, path string) {
-	s.transfer("Import "+name, func(ctx context.Context, c *localllm.Client, progress func(localllm.Progress)) error {
-		return c.Import(ctx, name, path, progress)
+	s.transfer("Import "+name, func(ctx context.Context, report progress.Func) error {
+		return s.settings.ImportModel(ctx, name, path, report)
 	})
 }
 
 // transfer runs a model download or import behind a progress dialog and
 // refreshes the model lists afterwards.
-func (s *SettingsScreen) transfer(title string, work func(context.Context, *localllm.Client, func(localllm.Progress)) error) {
-	runTask(s.ctx, s.window, title, func(ctx context.Context, report progress.Func) error {
-		client, err := s.ws.ModelClient()
-		if err != nil {
-			return err
-		}
-		return work(ctx, client, func(p localllm.Progress) { report(app.TransferProgress(p)) })
-	}, func(err error) {
-		defer s.done()
+func (s *SettingsScreen) transfer(title string, work func(context.Context, progress.Func) error) {
+	runTask(s.ctx, s.window, title, work, func(err error) {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			showError(s.window, err)
 		}

@@ -33,7 +33,7 @@ func TestSettingsShowsHostSource(t *testing.T) {
 		}
 		s.Check()
 	})
-	waitFor(t, s, 1)
+	waitUntil(t, "the server check", func() bool { return !strings.HasPrefix(s.statusLabel.Text, "Checking ") })
 	onUI(t, func(t testing.TB) {
 		if !strings.Contains(s.statusLabel.Text, "2 models installed") {
 			t.Errorf("status %q: not the OLLAMA_HOST server", s.statusLabel.Text)

@@ -24,7 +24,7 @@ func settingsWithHost(t *testing.T, host string) (*SettingsScreen, *app.Workspac
 	var s *SettingsScreen
 	onUI(t, func(t testing.TB) {
 		w := a.NewWindow("test")
-		s = NewSettingsScreen(t.Context(), ws, w)
+		s = NewSettingsScreen(t.Context(), ws.Settings(), w)
 		w.SetContent(s.Content())
 	})
 	return s, ws
@@ -40,7 +40,7 @@ func TestSettingsServerDown(t *testing.T) {
 	s, _ := settingsWithHost(t, host)
 	start := time.Now()
 	onUI(t, func(testing.TB) { s.Check() })
-	waitFor(t, s, 1)
+	waitUntil(t, "the server check", func() bool { return !strings.HasPrefix(s.statusLabel.Text, "Checking ") })
 	if d := time.Since(start); d > 6*time.Second {
 		t.Errorf("check took %s", d)
 	}
@@ -62,7 +62,7 @@ func TestSettingsListsModelsAndSaves(t *testing.T) {
 		ollamatest.Model{Name: "nomic-embed-text", Embedding: true})
 	s, ws := settingsWithHost(t, srv.URL)
 	onUI(t, func(testing.TB) { s.Check() })
-	waitFor(t, s, 1)
+	waitUntil(t, "the server check", func() bool { return !strings.HasPrefix(s.statusLabel.Text, "Checking ") })
 	onUI(t, func(t testing.TB) {
 		if !strings.HasPrefix(s.statusLabel.Text, "Reachable · Ollama") || !strings.Contains(s.statusLabel.Text, "3 models installed") {
 			t.Fatalf("status = %q", s.statusLabel.Text)
@@ -92,7 +92,7 @@ func TestSettingsListsModelsAndSaves(t *testing.T) {
 
 		s.Pull("llama3.1:8b")
 	})
-	waitFor(t, s, 3) // the pull, then the re-check
+	waitUntil(t, "the pull, then the re-check", func() bool { return strings.Contains(s.statusLabel.Text, "4 models installed") })
 	if len(srv.PullRequests()) != 1 {
 		t.Errorf("pull requests = %d", len(srv.PullRequests()))
 	}
@@ -113,7 +113,7 @@ func TestMainWindowShowScreen(t *testing.T) {
 			t.Errorf("Show(nope) = %v", err)
 		}
 	})
-	waitFor(t, mw.Settings, 1)
+	waitUntil(t, "the server check", func() bool { return !strings.HasPrefix(mw.Settings.statusLabel.Text, "Checking ") })
 }
 
 // TestScreensFitALaptop: the window takes the widest screen's minimum

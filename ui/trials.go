@@ -27,7 +27,7 @@ var trialColumns = []tableColumn{{"Rank", 50}, {"Trial", 110}, {"Title", 320}, {
 // coloured by the model's verdict and evidence, and Export to Excel.
 type TrialsScreen struct {
 	ctx     context.Context
-	ws      *app.Workspace
+	trials  app.TrialsService
 	window  fyne.Window
 	version string
 
@@ -47,19 +47,17 @@ type TrialsScreen struct {
 	content    fyne.CanvasObject
 
 	// Owned by the UI goroutine.
-	sources  []string
+	sources  []app.Source
 	patients []trials.SyntheticPatient
 	result   *trials.Result
 	selected int
 	running  *task // the matching in progress, nil when idle
-
-	opCounter
 }
 
 // NewTrialsScreen builds the Trials screen; call Refresh to list the
 // sources holding trials.
-func NewTrialsScreen(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) *TrialsScreen {
-	s := &TrialsScreen{ctx: ctx, ws: ws, window: w, version: version, selected: -1}
+func NewTrialsScreen(ctx context.Context, svc app.TrialsService, w fyne.Window, version string) *TrialsScreen {
+	s := &TrialsScreen{ctx: ctx, trials: svc, window: w, version: version, selected: -1}
 	s.sourceSel = widget.NewSelect(nil, func(string) { s.loadPatients() })
 	s.sourceSel.PlaceHolder = "(trials source)"
 	s.patientSel = widget.NewSelect(nil, s.choosePatient)
@@ -115,37 +113,50 @@ func (s *TrialsScreen) Content() fyne.CanvasObject { return s.content }
 // selects the demo, or the first one.
 func (s *TrialsScreen) Refresh() {
 	go func() {
-		sources := s.ws.TrialSources(s.ctx)
+		sources := s.trials.Sources(s.ctx)
 		fyne.Do(func() {
 			s.sources = sources
-			s.sourceSel.Options = sources
+			names := make([]string, len(sources))
+			for i, src := range sources {
+				names[i] = src.Name
+			}
+			s.sourceSel.Options = names
 			s.sourceSel.Refresh()
 			switch {
 			case len(sources) == 0:
-				s.status.SetText("No data source holds trials: import them with 'clinsight trials import PATH --db DB --name NAME', or create the demo.")
-				s.done()
+				s.status.SetText("No data source holds trials yet: import trials into a data source (the demo data has some).")
 			case s.sourceSel.Selected == "":
-				sel := sources[0]
-				for _, n := range sources {
+				sel := names[0]
+				for _, n := range names {
 					if n == app.DemoSourceName {
 						sel = n
 					}
 				}
 				s.sourceSel.SetSelected(sel) // loads the patients
-			default:
-				s.done()
 			}
 		})
 	}()
 }
 
+// selectedSource returns the source chosen in the picker.
+func (s *TrialsScreen) selectedSource() (app.Source, bool) {
+	for _, src := range s.sources {
+		if src.Name == s.sourceSel.Selected {
+			return src, true
+		}
+	}
+	return app.Source{}, false
+}
+
 // loadPatients lists the demo patients of the selected source.
 func (s *TrialsScreen) loadPatients() {
-	src := s.sourceSel.Selected
+	src, ok := s.selectedSource()
+	if !ok {
+		return
+	}
 	go func() {
-		ps, err := s.ws.TrialPatients(s.ctx, src)
+		ps, err := s.trials.Patients(s.ctx, src)
 		fyne.Do(func() {
-			defer s.done()
 			if err != nil {
 				s.status.SetText("Could not read the demo patients: " + err.Error())
 				return
@@ -178,9 +189,9 @@ func (s *TrialsScreen) choosePatient(label string) {
 // Match ranks the trials of the selected source for the patient, with a
 // progress bar and Cancel.
 func (s *TrialsScreen) Match() {
-	src := s.sourceSel.Selected
+	src, ok := s.selectedSource()
 	text := strings.TrimSpace(s.patient.Text)
-	if src == "" || text == "" {
+	if !ok || text == "" {
 		dialog.ShowInformation("Trials", "Choose a trials source and describe the patient.", s.window)
 		return
 	}
@@ -189,23 +200,15 @@ func (s *TrialsScreen) Match() {
 	s.matchBtn.Disable()
 	s.running = runTask(s.ctx, s.window, "Matching trials", func(ctx context.Context, report progress.Func) error {
 		report(progress.Report{Stage: "Opening the trials"})
-		m, err := s.ws.Trials(ctx, src, app.TrialsOptions{NoModel: !useModel})
-		if err != nil {
-			return err
-		}
-		defer m.Close()
-		res, err = m.Match(ctx, trials.Request{
+		var err error
+		res, err = s.trials.Match(ctx, src, trials.Request{
 			Patient: text, Top: 50, UseModel: useModel, FilterAge: flt, FilterSex: flt, RecruitingOnly: rec,
 			Progress: func(stage string, done, total int) {
 				report(progress.Report{Stage: stage, Done: int64(done), Total: int64(total), Unit: "trials"})
 			},
-		})
-		if res != nil {
-			res.Notices = append(m.Notices, res.Notices...)
-		}
+		}, app.TrialsOptions{NoModel: !useModel})
 		return err
 	}, func(err error) {
-		defer s.done()
 		s.running = nil
 		s.matchBtn.Enable()
 		if err != nil {
@@ -243,7 +246,7 @@ func (s *TrialsScreen) show(res *trials.Result) {
 	}
 	s.query.SetText(fmt.Sprintf("Patient: %s, %s. Concepts (%s): %s", age, sex, q.Source, strings.Join(cs, "; ")))
 	s.notices.SetText(strings.Join(res.Notices, "\n"))
-	s.status.SetText(fmt.Sprintf("%d trials ranked, %d removed by filters, %s. STS: %s", res.Candidates, res.Filtered, res.Elapsed.Round(time.Millisecond), res.Embedder))
+	s.status.SetText(rankingSummary(res))
 	s.table.Refresh()
 	s.table.ScrollToTop()
 	if len(res.Trials) > 0 {
@@ -253,6 +256,11 @@ func (s *TrialsScreen) show(res *trials.Result) {
 		s.exportBtn.Disable()
 		s.detail.ParseMarkdown("No trial matches: try other words, or clear the filters.")
 	}
+}
+
+// rankingSummary describes a ranking for the status line.
+func rankingSummary(res *trials.Result) string {
+	return fmt.Sprintf("%d trials ranked, %d removed by filters, %s. STS: %s", res.Candidates, res.Filtered, res.Elapsed.Round(time.Millisecond), res.Embedder)
 }
 
 func (s *TrialsScreen) newTable() *widget.Table {
@@ -411,19 +419,19 @@ func (s *TrialsScreen) ExportWorkbook(path string) {
 		_, err := trials.ExportWorkbook(ctx, path, res, prov)
 		return err
 	}, func(err error) {
-		defer s.done()
 		if err != nil {
 			showError(s.window, err)
 			return
 		}
+		s.status.SetText(rankingSummary(res) + fmt.Sprintf("\nExported %d trials to %s", len(res.Trials), path))
 		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %d trials and their criteria to %s", len(res.Trials), path), s.window)
 	})
 }
 
 // trialsTab builds the Trials screen for the main window and lists its
 // sources.
-func (mw *MainWindow) trialsTab(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) fyne.CanvasObject {
-	mw.Trials = NewTrialsScreen(ctx, ws, w, version)
+func (mw *MainWindow) trialsTab(ctx context.Context, svc app.TrialsService, w fyne.Window, version string) fyne.CanvasObject {
+	mw.Trials = NewTrialsScreen(ctx, svc, w, version)
 	mw.Trials.Refresh()
 	return mw.Trials.Content()
 }

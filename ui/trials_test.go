@@ -60,7 +60,7 @@ func TestTrialsScreen(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	waitFor(t, s, 1) // sources listed, demo patients loaded
+	waitUntil(t, "the demo patients of the source", func() bool { return len(s.patientSel.Options) == trials.DemoPatients })
 	onUI(t, func(t testing.TB) {
 		if s.sourceSel.Selected != "ct" || len(s.patients) != trials.DemoPatients {
 			t.Fatalf("source %q, %d demo patients", s.sourceSel.Selected, len(s.patients))
@@ -74,7 +74,7 @@ func TestTrialsScreen(t *testing.T) {
 		s.useModel.SetChecked(false)
 		test.Tap(s.matchBtn)
 	})
-	waitFor(t, s, 2)
+	waitUntil(t, "the model-free ranking", func() bool { return strings.Contains(s.query.Text, "(deterministic extractor)") })
 	onUI(t, func(t testing.TB) {
 		if s.result == nil || len(s.result.Trials) == 0 || s.result.Query.Source != "deterministic extractor" {
 			t.Fatalf("model-free result: %+v", s.result)
@@ -96,7 +96,7 @@ func TestTrialsScreen(t *testing.T) {
 		s.useModel.SetChecked(true)
 		test.Tap(s.matchBtn)
 	})
-	waitFor(t, s, 3)
+	waitUntil(t, "the ranking with the model", func() bool { return strings.Contains(s.query.Text, "(model m)") })
 	onUI(t, func(t testing.TB) {
 		if s.result.Query.Source != "model m" || s.result.Trials[0].Eligibility == nil {
 			t.Fatalf("model result: source %q, notices %q", s.result.Query.Source, s.result.Notices)
@@ -119,7 +119,7 @@ func TestTrialsScreen(t *testing.T) {
 	// Export.
 	out := filepath.Join(t.TempDir(), "trials.xlsx")
 	onUI(t, func(testing.TB) { s.ExportWorkbook(out) })
-	waitFor(t, s, 4)
+	waitUntil(t, "the export", func() bool { return strings.Contains(s.status.Text, "\nExported ") })
 	f, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestTrialsScreen(t *testing.T) {
 	var running *task
 	waitUntil(t, "the matching to start", func() bool { running = s.running; return running != nil })
 	onUI(t, func(testing.TB) { running.cancel() })
-	waitFor(t, s, 5)
+	waitUntil(t, "the matching to stop", func() bool { return !s.matchBtn.Disabled() })
 	onUI(t, func(t testing.TB) {
 		if s.result != before {
 			t.Error("a cancelled matching replaced the result")

@@ -43,8 +43,12 @@ without SQL.`,
 			if err != nil {
 				return err
 			}
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
 			pp := newProgressPrinter(f.Err)
-			p, err := ws.Cohort(ctx, db, app.CohortOptions{Model: model, TopK: k, MaxAttempts: attempts, Progress: pp.Report})
+			p, err := ws.Cohort().Pipeline(ctx, src, app.CohortOptions{Model: model, TopK: k, MaxAttempts: attempts, Progress: pp.Report})
 			pp.Done()
 			if err != nil {
 				return err

@@ -76,7 +76,11 @@ the configured embedding model when Ollama has it, else the lexical fallback.`,
 			if err != nil {
 				return err
 			}
-			ix, err := ws.CohortIndex(ctx, db, nil)
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
+			ix, err := ws.Cohort().Index(ctx, src, nil)
 			if err != nil {
 				return err
 			}
@@ -168,8 +172,12 @@ Per-question results go to OUT.json and OUT.xlsx.`,
 			if len(items) == 0 {
 				return errors.New("no question to evaluate")
 			}
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
 			pp := newProgressPrinter(f.Err)
-			p, err := ws.Cohort(ctx, db, app.CohortOptions{Model: model, MaxAttempts: attempts, Progress: pp.Report})
+			p, err := ws.Cohort().Pipeline(ctx, src, app.CohortOptions{Model: model, MaxAttempts: attempts, Progress: pp.Report})
 			if err != nil {
 				pp.Done()
 				return err

@@ -60,7 +60,7 @@ row per report: uid, hypothesis, reference, source and the three scores.`,
 				}
 				loo = false
 			}
-			p, err := ws.Impressions(impression.NewCorpus(reports), fl.options())
+			p, err := ws.Impressions().Pipeline(impression.NewCorpus(reports), fl.options())
 			if err != nil {
 				return err
 			}

@@ -82,7 +82,11 @@ the topics present in both the run and the qrels. --pool ranks, for each topic, 
 				if err != nil {
 					return err
 				}
-				m, err := ws.Trials(cmd.Context(), db, app.TrialsOptions{NoModel: noLLM, Model: model})
+				src, err := ws.Resolve(db)
+				if err != nil {
+					return err
+				}
+				m, err := ws.Trials().Open(cmd.Context(), src, app.TrialsOptions{NoModel: noLLM, Model: model})
 				if err != nil {
 					return err
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/app/impression"
 	"github.com/clinsight/clinsight/datasets"
 )
 
@@ -35,16 +36,20 @@ func newImportCSVCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
 			pp := newProgressPrinter(f.Err)
 			opts.Progress = pp.Report
-			res, err := ws.ImportCSV(cmd.Context(), db, args[0], opts)
+			res, err := ws.Data().ImportCSVInto(cmd.Context(), src, args[0], opts)
 			pp.Done()
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(f.Out, "imported %s into table %s: %d rows, %d columns in %s\n",
 				filepath.Base(res.Path), res.Table, res.Rows, len(res.Columns), res.Duration.Round(1e6))
-			return register(f, ws, db, name, app.SourceCSV, "imported from "+filepath.Base(res.Path))
+			return register(f, ws, src, name, app.SourceCSV, "imported from "+filepath.Base(res.Path))
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name (created if missing)")
@@ -69,9 +74,13 @@ func newImportMIMICCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
 			pp := newProgressPrinter(f.Err)
 			opts.Progress = pp.Report
-			res, err := ws.ImportMIMIC(cmd.Context(), db, args[0], opts)
+			res, err := ws.Data().ImportMIMICInto(cmd.Context(), src, args[0], opts)
 			pp.Done()
 			for _, t := range res.Tables {
 				fmt.Fprintf(f.Out, "  %-4s %-22s %10d rows  %s\n", t.Module, t.Table, t.Rows, t.Duration.Round(1e6))
@@ -83,7 +92,7 @@ func newImportMIMICCmd(f *Factory) *cobra.Command {
 			if len(res.Missing) > 0 {
 				fmt.Fprintf(f.Err, "not present in %s: %s\n", args[0], strings.Join(res.Missing, ", "))
 			}
-			return register(f, ws, db, name, app.SourceMIMICIV, "MIMIC-IV imported from "+filepath.Base(filepath.Clean(args[0])))
+			return register(f, ws, src, name, app.SourceMIMICIV, "MIMIC-IV imported from "+filepath.Base(filepath.Clean(args[0])))
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name (created if missing)")
@@ -117,15 +126,11 @@ func newImportSQLiteCmd(f *Factory) *cobra.Command {
 }
 
 // register records an imported database as a named data source when asked.
-func register(f *Factory, ws *app.Workspace, db, name, kind, description string) error {
+func register(f *Factory, ws *app.Workspace, into app.Source, name, kind, description string) error {
 	if name == "" {
 		return nil
 	}
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return err
-	}
-	src, err := ws.RegisterImported(name, path, kind, description)
+	src, err := ws.RegisterImported(name, into.Path, kind, description)
 	if err != nil {
 		return err
 	}
@@ -134,11 +139,24 @@ func register(f *Factory, ws *app.Workspace, db, name, kind, description string)
 }
 
 // cliHint adds the command-line form of what to do to an error whose
-// message, written for the GUI too, names no flags.
+// message (written for every front end) says it in the product's words:
+// the services never name a flag, the CLI does.
 func cliHint(err error) string {
 	var ro *app.ReadOnlySourceError
-	if errors.As(err, &ro) {
+	var missing *app.MissingDataError
+	switch {
+	case errors.As(err, &ro):
 		return fmt.Sprintf(" (for example --db %s-imports.sqlite --name %s-imports)", ro.Source, ro.Source)
+	case errors.Is(err, app.ErrNoSource):
+		return " (pass --db with a file path or a data source name; see 'clinsight tables')"
+	case errors.As(err, &missing) && missing.What == "trials":
+		return fmt.Sprintf(" (clinsight trials import PATH --db %s)", missing.Source)
+	case errors.Is(err, impression.ErrNoCorpus):
+		return " (clinsight reports import FILE --db DB)"
+	case errors.Is(err, impression.ErrNoChatModel):
+		return " (pass --model, or --no-llm to work without one)"
+	case errors.Is(err, app.ErrDemoExists):
+		return " (use --force to recreate it)"
 	}
 	return ""
 }

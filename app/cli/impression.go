@@ -67,11 +67,15 @@ impression of a similar report, marked as retrieved.`,
 			if err != nil {
 				return err
 			}
-			corpus, err := ws.ReportCorpus(cmd.Context(), db)
+			src, err := ws.Resolve(db)
 			if err != nil {
 				return err
 			}
-			p, err := ws.Impressions(corpus, fl.options())
+			corpus, err := ws.Impressions().Corpus(cmd.Context(), src)
+			if err != nil {
+				return err
+			}
+			p, err := ws.Impressions().Pipeline(corpus, fl.options())
 			if err != nil {
 				return err
 			}

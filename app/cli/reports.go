@@ -45,9 +45,13 @@ transaction: an error or Ctrl-C adds nothing.`,
 			if err != nil {
 				return err
 			}
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
 			pp := newProgressPrinter(f.Err)
 			opts.Progress = pp.Report
-			res, err := ws.ImportReports(cmd.Context(), db, args[0], opts)
+			res, err := ws.Impressions().Import(cmd.Context(), src, args[0], opts)
 			pp.Done()
 			if err != nil {
 				return err
@@ -72,7 +76,7 @@ transaction: an error or Ctrl-C adds nothing.`,
 					fmt.Fprintf(f.Out, "  ... and %d more\n", res.CutFields-len(res.Cuts))
 				}
 			}
-			return register(f, ws, db, name, app.SourceCSV, "radiology reports imported from "+filepath.Base(res.Path))
+			return register(f, ws, src, name, app.SourceCSV, "radiology reports imported from "+filepath.Base(res.Path))
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name (created if missing)")

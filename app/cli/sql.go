@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
 )
@@ -34,21 +33,24 @@ write, change the schema, attach files or run several statements is refused.`,
 			if err != nil {
 				return err
 			}
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
 			query := args[0]
-			res, err := ws.Query(cmd.Context(), db, query, limits)
+			res, err := ws.Data().Query(cmd.Context(), src, query, limits)
 			if err != nil {
 				return err
 			}
 			if xlsx != "" {
-				path, _ := ws.ResolveDB(db)
 				opts := ws.Config().RunnerOptions()
 				if limits.MaxRows > 0 {
 					opts.MaxRows = limits.MaxRows
 				}
-				prov := export.Provenance{AppVersion: f.Version, DataSource: path, Query: query, Created: time.Now()}
+				prov := export.Provenance{AppVersion: f.Version, DataSource: src.Path, Query: query, Created: time.Now()}
 				prov.Add("Row cap", opts.MaxRows)
 				prov.Add("Rows", len(res.Rows))
-				sum, err := app.ExportResult(cmd.Context(), xlsx, res, prov, nil)
+				sum, err := ws.Data().Export(cmd.Context(), xlsx, res, prov, nil)
 				if err != nil {
 					return err
 				}

@@ -25,7 +25,11 @@ func newTablesCmd(f *Factory) *cobra.Command {
 			if db == "" {
 				return listSources(f, asJSON)
 			}
-			cat, err := ws.Catalog(cmd.Context(), db, false)
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
+			cat, err := ws.Data().Catalog(cmd.Context(), src, false)
 			if err != nil {
 				return err
 			}

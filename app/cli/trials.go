@@ -37,8 +37,12 @@ func newTrialsImportCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
 			pp := newProgressPrinter(f.Err)
-			res, err := ws.ImportTrials(cmd.Context(), db, args, trials.ImportOptions{Replace: replace, Progress: pp.Report})
+			res, err := ws.Trials().Import(cmd.Context(), src, args, trials.ImportOptions{Replace: replace, Progress: pp.Report})
 			pp.Done()
 			if err != nil {
 				return err
@@ -59,7 +63,7 @@ func newTrialsImportCmd(f *Factory) *cobra.Command {
 					fmt.Fprintf(f.Out, "  ... and %d more\n", res.CutFields-len(res.Cuts))
 				}
 			}
-			if err := register(f, ws, db, name, app.SourceCSV, "clinical trials"); err != nil {
+			if err := register(f, ws, src, name, app.SourceCSV, "clinical trials"); err != nil {
 				return err
 			}
 			if noEmbd {
@@ -67,7 +71,7 @@ func newTrialsImportCmd(f *Factory) *cobra.Command {
 			}
 			// Embed the conditions and interventions now, once, rather
 			// than on the first match.
-			m, err := ws.Trials(cmd.Context(), db, app.TrialsOptions{})
+			m, err := ws.Trials().Open(cmd.Context(), src, app.TrialsOptions{})
 			if err != nil {
 				return err
 			}
@@ -108,7 +112,11 @@ func newTrialsMatchCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := ws.Trials(cmd.Context(), db, app.TrialsOptions{NoModel: noLLM, Model: model})
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
+			m, err := ws.Trials().Open(cmd.Context(), src, app.TrialsOptions{NoModel: noLLM, Model: model})
 			if err != nil {
 				return err
 			}

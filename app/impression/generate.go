@@ -78,6 +78,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// ErrNoChatModel is returned when a pipeline that writes with a model has
+// none configured. Front ends add their own way out (the CLI its flags).
+var ErrNoChatModel = errors.New("no chat model is configured: choose one in Settings, or work without a model")
+
 // Validate checks the options.
 func (o Options) Validate() error {
 	switch {
@@ -88,7 +92,7 @@ func (o Options) Validate() error {
 	case o.Iterations > 20:
 		return fmt.Errorf("at most 20 iterations, got %d", o.Iterations)
 	case !o.NoLLM && strings.TrimSpace(o.Model) == "":
-		return errors.New("no chat model is configured: choose one in Settings, pass --model, or use --no-llm")
+		return ErrNoChatModel
 	}
 	return nil
 }

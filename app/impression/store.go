@@ -343,7 +343,8 @@ func HasCorpus(ctx context.Context, db *sql.DB) (bool, error) {
 }
 
 // ErrNoCorpus is returned when a database has no report corpus.
-var ErrNoCorpus = errors.New("this database has no report corpus: import reports first (clinsight reports import FILE --db DB)")
+// Front ends add how to import reports (the CLI its command).
+var ErrNoCorpus = errors.New("this database has no report corpus: import radiology reports into it first")
 
 // LoadReports reads every report of the corpus in db, in id order. Labels
 // written by an older labeler are recomputed (in memory).
