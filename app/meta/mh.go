@@ -79,7 +79,7 @@ func fitMH(tables []Study, m Measure, y, v []float64, level float64) (fit, []flo
 	}
 	f.crit = distuv.UnitNormal.Quantile(1 - (1-level)/2)
 	f.zval = f.est / f.se
-	f.pval = 2 * distuv.UnitNormal.Survival(math.Abs(f.zval))
+	f.pval = normTwoSided(f.zval)
 	f.ciLB = f.est - f.crit*f.se
 	f.ciUB = f.est + f.crit*f.se
 

@@ -75,7 +75,7 @@ func fitPeto(tables []Study, kyi int, level float64) (fit, []float64, error) {
 	f.se = math.Sqrt(1 / sumV)
 	f.crit = distuv.UnitNormal.Quantile(1 - (1-level)/2)
 	f.zval = f.est / f.se
-	f.pval = 2 * distuv.UnitNormal.Survival(math.Abs(f.zval))
+	f.pval = normTwoSided(f.zval)
 	f.ciLB, f.ciUB = f.est-f.crit*f.se, f.est+f.crit*f.se
 	f.qe = math.Max(0, sumO2V-sumO*sumO/sumV)
 	if kPos > 1 {

@@ -164,7 +164,7 @@ func fitRMA(m uniModel) (uniFit, error) {
 		case f.test == TestKnHa:
 			f.pval[j] = math.NaN()
 		default:
-			f.pval[j] = 2 * distuv.UnitNormal.Survival(math.Abs(f.stat[j]))
+			f.pval[j] = normTwoSided(f.stat[j])
 		}
 		f.ciLB[j] = f.beta[j] - f.crit*f.se[j]
 		f.ciUB[j] = f.beta[j] + f.crit*f.se[j]

@@ -72,3 +72,10 @@ func zeroin(f func(float64) float64, a, b, fa, fb, tol float64, maxit int) (root
 	}
 	return b, false
 }
+
+// normTwoSided is the two-sided normal p-value 2·P(Z > |z|), computed with
+// erfc so that it keeps full relative precision in the far tail (as R's
+// pnorm; 1 − Φ loses it).
+func normTwoSided(z float64) float64 {
+	return math.Erfc(math.Abs(z) / math.Sqrt2)
+}
