@@ -35,6 +35,10 @@ type Candidate struct {
 	Concept
 	// Score orders candidates (higher is better); about 0-1.3.
 	Score float64
+	// Match is how well the matched text fits the term, before the domain
+	// and standard-concept adjustments: 1 for the same words, 1.1 for a
+	// code.
+	Match float64
 	// Via says how it was found: "code", "name", "synonym", and for a
 	// concept reached through 'Maps to', "maps to".
 	Via string
@@ -101,8 +105,8 @@ type ConceptSet struct {
 	// alone (without descendants). -1 when the domain has no event table.
 	Persons, PersonsDirect int64
 
-	// itemScore is the search score of the first item when resolved.
-	itemScore float64
+	// itemMatch is the Match of the first item when resolved.
+	itemMatch float64
 }
 
 // Concepts returns the set's included items.

@@ -194,6 +194,7 @@ func (r *Resolver) Search(ctx context.Context, t Term, limit int) ([]Candidate, 
 			return nil, err
 		}
 		for j := range cs {
+			cs[j].Match = cs[j].Score
 			cs[j].Score *= weight
 		}
 		all = append(all, cs...)
@@ -450,7 +451,7 @@ func (r *Resolver) toStandard(ctx context.Context, cs []Candidate) ([]Candidate,
 		}
 		for _, t := range targets {
 			src := c.Concept
-			out = append(out, Candidate{Concept: t, Score: c.Score, Via: "maps to", Matched: c.Matched, MappedFrom: &src})
+			out = append(out, Candidate{Concept: t, Score: c.Score, Match: c.Match, Via: "maps to", Matched: c.Matched, MappedFrom: &src})
 		}
 	}
 	return out, nil
@@ -506,7 +507,7 @@ func (r *Resolver) Resolve(ctx context.Context, t Term) (set ConceptSet, ok bool
 		Term:         t,
 		Items:        []SetItem{{Concept: best.Concept, IncludeDescendants: true, MappedFrom: best.MappedFrom}},
 		Alternatives: cands[1:],
-		itemScore:    best.Score,
+		itemMatch:    best.Match,
 	}
 	if err := r.Refresh(ctx, &set); err != nil {
 		return set, false, err

@@ -229,8 +229,6 @@ func (r *Resolver) ResolveTerms(ctx context.Context, terms []Term) (sets []Conce
 			for _, p := range parts {
 				addSet(p)
 			}
-		case ok:
-			addSet(s)
 		default:
 			unresolved = append(unresolved, t)
 		}
@@ -238,13 +236,13 @@ func (r *Resolver) ResolveTerms(ctx context.Context, terms []Term) (sets []Conce
 	return sets, unresolved, nil
 }
 
-// score is the score of the set's first item as found (kept in its
-// alternatives' context): the match quality of the term.
+// score is how well the set's first item matched its term when resolved
+// (Candidate.Match).
 func (s *ConceptSet) score() float64 {
 	if len(s.Items) == 0 {
 		return 0
 	}
-	return s.itemScore
+	return s.itemMatch
 }
 
 // resolveParts resolves the word groups of a phrase, longest first,
