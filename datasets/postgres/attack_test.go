@@ -48,7 +48,7 @@ type attackEnv struct {
 	pid    int
 }
 
-func newAttackEnv(t *testing.T) attackEnv {
+func newAttackEnv(t testing.TB) attackEnv {
 	t.Helper()
 	d := newTestDB(t)
 	a := attackEnv{d: d, dir: d.attackDir(t)}
@@ -60,7 +60,7 @@ func newAttackEnv(t *testing.T) attackEnv {
 	return a
 }
 
-func (a attackEnv) state(t *testing.T) dbState {
+func (a attackEnv) state(t testing.TB) dbState {
 	t.Helper()
 	ctx := context.Background()
 	conn := a.admin
@@ -93,7 +93,7 @@ func (a attackEnv) state(t *testing.T) dbState {
 	return s
 }
 
-func (a attackEnv) dump(t *testing.T) string {
+func (a attackEnv) dump(t testing.TB) string {
 	t.Helper()
 	out, err := a.d.c.PgDump(context.Background(), a.d.name, "--data-only")
 	if err != nil {

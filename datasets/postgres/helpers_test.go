@@ -56,7 +56,7 @@ type testDB struct {
 	name string
 }
 
-func newTestDB(t *testing.T) testDB {
+func newTestDB(t testing.TB) testDB {
 	t.Helper()
 	c := pgtest.Shared(t)
 	db := c.CreateDatabase(t, strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_")))
@@ -65,7 +65,7 @@ func newTestDB(t *testing.T) testDB {
 }
 
 // grantReader gives a role the read-only grants of ReaderGrants.
-func (d testDB) grantReader(t *testing.T, role string) {
+func (d testDB) grantReader(t testing.TB, role string) {
 	t.Helper()
 	d.c.Exec(t, d.name, "GRANT CONNECT ON DATABASE "+d.name+" TO "+role+
 		"; GRANT USAGE ON SCHEMA clin TO "+role+"; GRANT SELECT ON ALL TABLES IN SCHEMA clin TO "+role)
@@ -73,7 +73,7 @@ func (d testDB) grantReader(t *testing.T, role string) {
 
 // source returns a source for user on the test database, its password in
 // an environment variable of the test.
-func (d testDB) source(t *testing.T, user, password string, schemas ...string) Source {
+func (d testDB) source(t testing.TB, user, password string, schemas ...string) Source {
 	t.Helper()
 	env := "CLINSIGHT_TEST_PG_" + strings.ToUpper(user)
 	t.Setenv(env, password)
@@ -82,7 +82,7 @@ func (d testDB) source(t *testing.T, user, password string, schemas ...string) S
 
 // open opens an engine as the superuser (the strongest role: every attack
 // the gate must stop is available to it).
-func (d testDB) open(t *testing.T, limits datasets.RunnerOptions) *Engine {
+func (d testDB) open(t testing.TB, limits datasets.RunnerOptions) *Engine {
 	t.Helper()
 	e, err := Open(context.Background(), d.source(t, pgtest.Superuser, d.c.SuperPassword, "clin"), Options{Limits: limits})
 	if err != nil {
@@ -94,7 +94,7 @@ func (d testDB) open(t *testing.T, limits datasets.RunnerOptions) *Engine {
 
 // attackDir is a directory the server may write to, where the attack
 // statements try to create files.
-func (d testDB) attackDir(t *testing.T) string {
+func (d testDB) attackDir(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(d.c.Dir, "attack")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
