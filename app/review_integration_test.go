@@ -53,7 +53,7 @@ func TestIntegrationEvidenceWorkflowTinyModel(t *testing.T) {
 		Comparison:   "radiofrequency ablation",
 		Outcome:      "local tumor progression",
 	})
-	s, err := ws.OpenReview(ctx, p)
+	s, err := ws.openSession(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +88,10 @@ func TestIntegrationEvidenceWorkflowTinyModel(t *testing.T) {
 	if step("suggest terms", s.SuggestTerms) != nil || p.Query == "" {
 		p.Query = `(microwave OR radiofrequency) AND ablation AND (hepatocellular OR liver)`
 	}
-	if err := step("search", func(c context.Context) error { return s.Search(c, 6) }); err != nil {
+	if err := step("search", func(c context.Context) error { _, err := s.Search(c, 6); return err }); err != nil {
 		// A generated query may be valid yet find nothing: the user writes one.
 		p.Query = `(microwave OR radiofrequency) AND ablation AND (hepatocellular OR liver)`
-		if err := step("search with the user's query", func(c context.Context) error { return s.Search(c, 6) }); err != nil {
+		if err := step("search with the user's query", func(c context.Context) error { _, err := s.Search(c, 6); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -247,11 +247,15 @@ func (ws *Workspace) SaveReviewProject(p *evidence.Project) error {
 	return nil
 }
 
-// OpenReview opens a session on the review project: its source's corpus
-// read-only, the workspace's model client and chat model (none configured
-// is fine here: the steps that need the model then say so), and the
-// workspace's logger. Close the session to release the database.
-func (ws *Workspace) OpenReview(ctx context.Context, p *evidence.Project) (*evidence.Session, error) {
+// openSession opens a session on the review project for one step of a
+// Review: its source's corpus read-only, the workspace's model client and
+// chat model (none configured is fine here: the steps that need the model
+// then say so), and the workspace's logger. Close the session to release
+// the database.
+func (ws *Workspace) openSession(ctx context.Context, p *evidence.Project) (*evidence.Session, error) {
+	if strings.TrimSpace(p.Source) == "" {
+		return nil, fmt.Errorf("the review %s has no literature source: choose one", p.Name)
+	}
 	path, err := ws.ResolveDB(p.Source)
 	if err != nil {
 		return nil, err

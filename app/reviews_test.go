@@ -140,7 +140,7 @@ func TestCorruptReviewProjectIsKeptAside(t *testing.T) {
 	}
 }
 
-func TestOpenReview(t *testing.T) {
+func TestOpenSession(t *testing.T) {
 	ctx := context.Background()
 	ws := openTemp(t)
 	dbPath := filepath.Join(ws.DataDir(), "lit.sqlite")
@@ -160,7 +160,7 @@ func TestOpenReview(t *testing.T) {
 	}
 	p := evidence.NewProject("demo", "literature", reviewPICO)
 	p.Query = `"microwave ablation"`
-	s, err := ws.OpenReview(ctx, p)
+	s, err := ws.openSession(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,13 +171,13 @@ func TestOpenReview(t *testing.T) {
 	if err := s.SuggestCriteria(ctx); !errors.Is(err, evidence.ErrNoChatModel) {
 		t.Errorf("no chat model: %v", err)
 	}
-	if err := s.Search(ctx, 5); err != nil || len(p.Search.IDs) != 5 {
+	if _, err := s.Search(ctx, 5); err != nil || len(p.Search.IDs) != 5 {
 		t.Fatalf("search: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Search(ctx, 5); err == nil {
+	if _, err := s.Search(ctx, 5); err == nil {
 		t.Error("search after Close")
 	}
 	if err := s.Close(); err != nil {
@@ -188,7 +188,7 @@ func TestOpenReview(t *testing.T) {
 	if err := ws.UpdateConfig(func(c *Config) { c.Models.Chat = "llama3.1:8b" }); err != nil {
 		t.Fatal(err)
 	}
-	s, err = ws.OpenReview(ctx, p)
+	s, err = ws.openSession(ctx, p)
 	if err != nil || s.Model != "llama3.1:8b" {
 		t.Fatalf("model %q, %v", s.Model, err)
 	}
@@ -196,7 +196,7 @@ func TestOpenReview(t *testing.T) {
 
 	// A missing database, or one without a corpus: clear errors.
 	p.Source = filepath.Join(t.TempDir(), "none.sqlite")
-	if _, err := ws.OpenReview(ctx, p); err == nil || !strings.Contains(err.Error(), "none.sqlite") {
+	if _, err := ws.openSession(ctx, p); err == nil || !strings.Contains(err.Error(), "none.sqlite") {
 		t.Errorf("missing database: %v", err)
 	}
 	empty := filepath.Join(t.TempDir(), "empty.sqlite")
@@ -209,7 +209,7 @@ func TestOpenReview(t *testing.T) {
 	}
 	edb.Close()
 	p.Source = empty
-	if _, err := ws.OpenReview(ctx, p); !errors.Is(err, evidence.ErrNoCorpus) {
+	if _, err := ws.openSession(ctx, p); !errors.Is(err, evidence.ErrNoCorpus) {
 		t.Errorf("no corpus: %v", err)
 	}
 }

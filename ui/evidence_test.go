@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -34,17 +34,34 @@ func newLiteratureWorkspace(t *testing.T, chat bool) (*app.Workspace, *ollamates
 	return newDemoSourceWorkspace(t, "lit", func(ctx context.Context, db *sql.DB) error { return evidence.DemoData(ctx, db, 1) }, chat)
 }
 
-// waitSaved waits until the screen's saves have landed and checks that
-// the last one succeeded.
+// waitSaved saves the open review's pending change and waits until the
+// screen says it is saved.
 func waitSaved(t *testing.T, s *EvidenceScreen) {
 	t.Helper()
-	onUI(t, func(testing.TB) { s.flushSave() })
-	waitUntil(t, "the project to be saved", func() bool { return !s.saving() })
-	onUI(t, func(t testing.TB) {
-		if !strings.HasPrefix(s.saveState.Text, "saved ") {
-			t.Fatalf("save state %q", s.saveState.Text)
+	var r app.Reviewer
+	onUI(t, func(testing.TB) { r = s.review })
+	if r == nil {
+		t.Fatal("no review open")
+	}
+	if err := r.Save(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the project to be saved", func() bool { return strings.HasPrefix(s.saveState.Text, "saved ") })
+}
+
+// waitIdle waits until no step of the screen runs (its progress dialog is
+// gone) and returns the notice shown, "" for none.
+func waitIdle(t *testing.T, s *EvidenceScreen) string {
+	t.Helper()
+	var notice string
+	waitUntil(t, "the step to end", func() bool {
+		notice = ""
+		if s.notice.Visible() {
+			notice = s.notice.Text
 		}
+		return s.running == nil
 	})
+	return notice
 }
 
 // screeningModel answers screening prompts: YES to criterion 1 for a
@@ -67,12 +84,7 @@ func screeningReply(req api.ChatRequest) (ollamatest.ChatReply, bool) {
 // text; ok is false when the study has no abstract.
 func enrolledChunk(t *testing.T, ws *app.Workspace, p *evidence.Project, id string) (n int, enrolled, text string, ok bool) {
 	t.Helper()
-	sess, err := ws.OpenReview(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	st, err := sess.Corpus.StudyText(context.Background(), id)
+	st, err := ws.Reviews().Scratch(p, app.ReviewOptions{}).StudyText(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,102 +148,114 @@ func TestEvidenceScreenReview(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	waitFor(t, s, 1) // no project yet
+	waitUntil(t, "the notice that there is no project yet", func() bool {
+		return s.notice.Visible() && strings.Contains(s.notice.Text, "No review project yet") && slices.Contains(s.sources, "lit")
+	})
 	onUI(t, func(t testing.TB) {
-		if s.project != nil || !s.notice.Visible() || !slices.Contains(s.sources, "lit") {
-			t.Fatalf("project %v, notice %q, sources %v", s.project, s.notice.Text, s.sources)
-		}
-
 		// A new project, its question completed on the PICO step.
 		s.NewProject("HCC ablation", "lit", evidence.PICO{Population: "patients with hepatocellular carcinoma", Intervention: "microwave ablation"})
-		s.pico[2].SetText("radiofrequency ablation")
-		s.pico[3].SetText("local tumor progression")
+		if s.project() == nil {
+			t.Fatalf("no project created; notice %q", s.notice.Text)
+		}
+		s.pico.entries[2].SetText("radiofrequency ablation")
+		s.pico.entries[3].SetText("local tumor progression")
+		if s.saveState.Text != "unsaved changes…" {
+			t.Errorf("save state after an edit %q", s.saveState.Text)
+		}
 	})
 	waitSaved(t, s)
 	onUI(t, func(t testing.TB) {
-		if got := s.project.PICO; got.Comparison != "radiofrequency ablation" || got.Population != "patients with hepatocellular carcinoma" {
+		if got := s.project().PICO; got.Comparison != "radiofrequency ablation" || got.Population != "patients with hepatocellular carcinoma" {
 			t.Fatalf("PICO %+v", got)
 		}
 		if names, _ := ws.ReviewProjects(); !slices.Equal(names, []string{"HCC ablation"}) || !slices.Equal(s.projectSel.Options, names) {
 			t.Fatalf("projects saved %v, listed %v", names, s.projectSel.Options)
 		}
+		if p, err := ws.LoadReviewProject("HCC ablation"); err != nil || p.PICO.Outcome != "local tumor progression" {
+			t.Fatalf("saved PICO %+v, %v", p, err)
+		}
 
 		// A typed query: a malformed one is pointed at, not run.
-		s.query.SetText(`"hepatocellular carcinoma" AND (microwave OR radiofrequency`)
-		if !s.queryErr.Visible() || !strings.Contains(s.queryErr.Text, "^") || !strings.Contains(s.queryErr.Text, "position") {
-			t.Fatalf("query error %q (visible %v)", s.queryErr.Text, s.queryErr.Visible())
+		v := s.search
+		v.query.SetText(`"hepatocellular carcinoma" AND (microwave OR radiofrequency`)
+		if !v.queryErr.Visible() || !strings.Contains(v.queryErr.Text, "^") || !strings.Contains(v.queryErr.Text, "position") {
+			t.Fatalf("query error %q (visible %v)", v.queryErr.Text, v.queryErr.Visible())
 		}
-		s.query.SetText(`"hepatocellular carcinoma" AND (microwave OR radiofrequency)`)
-		if s.queryErr.Visible() {
-			t.Fatalf("a valid query shows an error: %q", s.queryErr.Text)
+		v.query.SetText(`"hepatocellular carcinoma" AND (microwave OR radiofrequency)`)
+		if v.queryErr.Visible() {
+			t.Fatalf("a valid query shows an error: %q", v.queryErr.Text)
 		}
-		s.limitSel.SetSelected("20")
-		test.Tap(s.searchBtn)
+		v.limitSel.SetSelected("20")
+		test.Tap(v.searchBtn)
 	})
-	waitFor(t, s, 2)
+	if notice := waitIdle(t, s); notice != "" {
+		t.Fatalf("search: %s", notice)
+	}
 	onUI(t, func(t testing.TB) {
-		p := s.project
+		p, v := s.project(), s.search
 		if p.Search == nil || p.Search.Total < 20 || len(p.Search.IDs) != 20 {
-			t.Fatalf("search %+v; notice %q", p.Search, s.notice.Text)
+			t.Fatalf("search %+v", p.Search)
 		}
-		if rows, _ := s.candidates.Length(); rows != 20 || !strings.Contains(s.candidateCell(0, 3), "hepatocellular carcinoma") {
-			t.Fatalf("candidates table: %d rows, first %q", rows, s.candidateCell(0, 3))
+		if rows, _ := v.candidates.Length(); rows != 20 || !strings.Contains(v.candidateCell(0, 3), "hepatocellular carcinoma") {
+			t.Fatalf("candidates table: %d rows, first %q", rows, v.candidateCell(0, 3))
 		}
-		if !strings.Contains(s.searchStatus.Text, fmt.Sprintf("%d records match", p.Search.Total)) {
-			t.Errorf("search status %q", s.searchStatus.Text)
+		if !strings.Contains(v.status.Text, fmt.Sprintf("%d records match", p.Search.Total)) {
+			t.Errorf("search status %q", v.status.Text)
 		}
 
 		// Criteria written by hand, then screening with scripted verdicts.
-		test.Tap(s.addCriterionBtn)
-		test.Tap(s.addCriterionBtn)
-		s.criterionText[0].SetText("The study is a randomized controlled trial")
-		s.criterionText[1].SetText("The study reports paediatric patients")
-		if len(s.project.Criteria) != 2 || s.project.Criteria[1].Text != "The study reports paediatric patients" {
-			t.Fatalf("criteria %+v", s.project.Criteria)
+		sv := s.screening
+		test.Tap(sv.addCriterionBtn)
+		test.Tap(sv.addCriterionBtn)
+		sv.criterionText[0].SetText("The study is a randomized controlled trial")
+		sv.criterionText[1].SetText("The study reports paediatric patients")
+		if c := s.project().Criteria; len(c) != 2 || c[1].Text != "The study reports paediatric patients" {
+			t.Fatalf("criteria %+v", c)
 		}
 		srv.HandleChat(func(req api.ChatRequest) ollamatest.ChatReply {
 			r, _ := screeningReply(req)
 			return r
 		})
-		test.Tap(s.screenBtn)
+		test.Tap(sv.screenBtn)
 	})
-	waitFor(t, s, 3)
+	waitUntil(t, "the screening", func() bool {
+		return s.running == nil && strings.Contains(s.screening.status.Text, "20 of 20 candidates screened")
+	})
 	var inc, exc string
 	var ranked []string
 	var project *evidence.Project
 	onUI(t, func(t testing.TB) {
-		p := s.project
+		p, sv := s.project(), s.screening
 		if len(p.Screening) != 20 || s.notice.Visible() {
 			t.Fatalf("%d screened; notice %q", len(p.Screening), s.notice.Text)
 		}
-		if text, imp := s.screenCell(0, 4); text != "✓" || imp != widget.SuccessImportance {
+		if text, imp := sv.cell(0, 4); text != "✓" || imp != widget.SuccessImportance {
 			t.Errorf("best study's C1 cell %q %v, want a green ✓", text, imp)
 		}
-		if text, imp := s.screenCell(0, 5); text != "✗" || imp != widget.DangerImportance {
+		if text, imp := sv.cell(0, 5); text != "✗" || imp != widget.DangerImportance {
 			t.Errorf("C2 cell %q %v, want a red ✗", text, imp)
 		}
-		if _, cols := s.screenTable.Length(); cols != 6 {
+		if _, cols := sv.table.Length(); cols != 6 {
 			t.Errorf("screening table has %d columns, want 4 + 2 criteria", cols)
 		}
-		last := s.screenRows[len(s.screenRows)-1]
-		if st := s.screenedStudy(last); st.Score > s.screenedStudy(s.screenRows[0]).Score {
+		last := sv.rows[len(sv.rows)-1]
+		if st := screenedStudy(p, last); st.Score > screenedStudy(p, sv.rows[0]).Score {
 			t.Errorf("screening not ranked best first: %v", st)
 		}
 
 		// Switching C2 off rescores without the model.
 		calls := len(srv.ChatRequests())
-		s.project.Criteria[1].Disabled = true
-		s.criteriaChanged()
-		if st := s.screenedStudy(s.screenRows[0]); st.Score != 1 {
-			t.Errorf("score with C2 off = %v, want 1", st.Score)
+		sv.editCriteria(func(p *evidence.Project) { p.Criteria[1].Disabled = true })
+		if text, _ := sv.cell(0, 2); text != "1.00" {
+			t.Errorf("score with C2 off = %s, want 1.00", text)
 		}
 		if len(srv.ChatRequests()) != calls {
 			t.Error("rescoring called the model")
 		}
-		ranked = slices.Clone(s.screenRows)
+		ranked = slices.Clone(sv.rows)
 		inc, exc = ranked[0], ranked[1]
 		var err error
-		if project, err = cloneProject(s.project); err != nil {
+		if project, err = s.project().Clone(); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -249,108 +273,121 @@ func TestEvidenceScreenReview(t *testing.T) {
 			break
 		}
 	}
-	onUI(t, func(testing.TB) { s.ShowStudy(inc) })
-	waitFor(t, s, 4) // its text read
+	onUI(t, func(testing.TB) { s.screening.ShowStudy(inc) })
+	waitUntil(t, "the study's abstract", func() bool { return strings.Contains(richText(s.screening.detail), "We enrolled") })
 	onUI(t, func(t testing.TB) {
-		detail := richText(s.studyDetail)
-		if !strings.Contains(detail, "✓ YES — C1 The study is a randomized controlled trial") || !strings.Contains(detail, "We enrolled") {
+		sv := s.screening
+		if detail := richText(sv.detail); !strings.Contains(detail, "✓ YES — C1 The study is a randomized controlled trial") {
 			t.Errorf("study detail:\n%s", detail)
 		}
-		test.Tap(s.includeBtn)
-		s.Decide(inc2, true, "")
-		s.Decide(exc, false, "Wrong study design")
-		c := s.project.PRISMA()
+		test.Tap(sv.includeBtn)
+		sv.Decide(inc2, true, "")
+		sv.Decide(exc, false, "Wrong study design")
+		c := s.project().PRISMA()
 		if c.Included != 2 || c.Excluded != 1 || c.Reasons["Wrong study design"] != 1 {
 			t.Fatalf("PRISMA %+v", c)
 		}
-		if !strings.Contains(s.prismaCounts.Text, "included 2") || !strings.Contains(s.prismaCounts.Text, "Wrong study design: 1") {
-			t.Errorf("PRISMA counts %q", s.prismaCounts.Text)
+		if !strings.Contains(sv.prismaCounts.Text, "included 2") || !strings.Contains(sv.prismaCounts.Text, "Wrong study design: 1") {
+			t.Errorf("PRISMA counts %q", sv.prismaCounts.Text)
 		}
-		if text, imp := s.screenCell(0, 1); text != "Included" || imp != widget.SuccessImportance {
+		if text, imp := sv.cell(0, 1); text != "Included" || imp != widget.SuccessImportance {
 			t.Errorf("decision cell %q", text)
 		}
 	})
-	waitUntil(t, "the PRISMA diagram", func() bool { return s.prismaImg.Image != nil })
+	waitUntil(t, "the PRISMA diagram", func() bool { return s.screening.prismaImg.Image != nil })
 
 	// Extraction: a supported value beside its chunk, an unsupported one
 	// flagged.
 	onUI(t, func(testing.TB) {
-		test.Tap(s.addFieldBtn)
-		test.Tap(s.addFieldBtn)
-		s.fieldEntries[0][0].SetText("patients enrolled")
-		s.fieldEntries[0][1].SetText("how many patients were enrolled in total")
-		s.fieldEntries[1][0].SetText("median age")
+		ev := s.extract
+		test.Tap(ev.addFieldBtn)
+		test.Tap(ev.addFieldBtn)
+		ev.fieldEntries[0][0].SetText("patients enrolled")
+		ev.fieldEntries[0][1].SetText("how many patients were enrolled in total")
+		ev.fieldEntries[1][0].SetText("median age")
 		srv.HandleChat(extractionReply)
-		test.Tap(s.extractBtn)
+		test.Tap(ev.extractBtn)
 	})
-	waitFor(t, s, 5)
+	waitUntil(t, "the extracted values beside their chunks", func() bool {
+		e := s.extract.valueEntries["patients enrolled"]
+		return s.running == nil && e != nil && e.Text == enrolled && strings.Contains(canvasText(s.extract.valuesBox), chunkText)
+	})
 	onUI(t, func(t testing.TB) {
+		ev := s.extract
 		if s.notice.Visible() {
 			t.Fatalf("notice %q", s.notice.Text)
 		}
-		if s.extractStudyID() != inc {
-			t.Fatalf("extract step shows %q, want %q", s.extractStudyID(), inc)
+		if ev.studyID() != inc {
+			t.Fatalf("extract step shows %q, want %q", ev.studyID(), inc)
 		}
-		if e := s.valueEntries["patients enrolled"]; e == nil || e.Text != enrolled {
-			t.Fatalf("value entries %v", s.valueEntries)
+		if !strings.Contains(canvasText(ev.valuesBox), fmt.Sprintf("[%d]", chunk)) || ev.status.Text != "2 included studies, 2 with extracted values." {
+			t.Errorf("chunk %d not shown, or status %q", chunk, ev.status.Text)
 		}
-		values := canvasText(s.valuesBox)
-		if !strings.Contains(values, fmt.Sprintf("[%d]", chunk)) || !strings.Contains(values, chunkText) {
-			t.Errorf("the cited chunk is not shown beside the value:\n%s", values)
-		}
-		if f := s.valueFlags["median age"]; f.Importance != widget.DangerImportance || !strings.Contains(f.Text, "Unsupported") {
+		if f := ev.valueFlags["median age"]; f.Importance != widget.DangerImportance || !strings.Contains(f.Text, "Unsupported") {
 			t.Errorf("median age flag %q (%v), want unsupported in red", f.Text, f.Importance)
 		}
-		if f := s.valueFlags["patients enrolled"]; f.Importance == widget.DangerImportance {
+		if f := ev.valueFlags["patients enrolled"]; f.Importance == widget.DangerImportance {
 			t.Errorf("supported value flagged: %q", f.Text)
 		}
-		s.valueEntries["median age"].SetText("NP")
-		if v, _ := s.fieldValue(inc, "median age"); !v.Edited || v.Unsupported || v.Value != "NP" {
+		ev.valueEntries["median age"].SetText("NP")
+		if f := ev.valueFlags["median age"]; f.Importance == widget.DangerImportance || !strings.Contains(f.Text, "Edited by you") {
+			t.Errorf("flag of the edited value %q", f.Text)
+		}
+		if v, _ := s.project().FieldValueOf(inc, "median age"); !v.Edited || v.Unsupported || v.Value != "NP" {
 			t.Errorf("edited value %+v", v)
 		}
 
 		// Results: both groups' events and totals, standardized, then
 		// corrected by hand.
+		rv := s.results
 		s.steps.SelectIndex(4)
-		s.outcome.SetText("local tumor progression")
-		s.cohort.SetText("microwave ablation (treatment) vs radiofrequency ablation (control)")
-		s.shapeSel.SetSelectedIndex(0) // two groups
-		if s.project.Result.Measure != evidence.TwoGroups {
-			t.Fatalf("result spec %+v", s.project.Result)
+		rv.outcome.SetText("local tumor progression")
+		rv.cohort.SetText("microwave ablation (treatment) vs radiofrequency ablation (control)")
+		rv.shapeSel.SetSelectedIndex(0) // two groups
+		if s.project().Result.Measure != evidence.TwoGroups {
+			t.Fatalf("result spec %+v", s.project().Result)
 		}
-		test.Tap(s.resultsBtn)
+		test.Tap(rv.resultsBtn)
 	})
-	waitFor(t, s, 6)
+	waitUntil(t, "the extracted results", func() bool {
+		rows, _ := s.results.groupsTable.Length()
+		return s.running == nil && rows == 4
+	})
 	onUI(t, func(t testing.TB) {
-		if s.notice.Visible() || len(s.groupRows) != 4 || len(s.standardRows) != 2 || s.problems.Visible() {
-			t.Fatalf("groups %d, standardized %d, problems %q, notice %q", len(s.groupRows), len(s.standardRows), s.problems.Text, s.notice.Text)
+		rv := s.results
+		if rows, _ := rv.standardTable.Length(); s.notice.Visible() || rows != 2 || rv.problems.Visible() {
+			t.Fatalf("standardized %d, problems %q, notice %q", rows, rv.problems.Text, s.notice.Text)
 		}
-		if s.groupCell(0, 2) != "treatment" || s.groupCell(0, 4) == "" || strings.Contains(s.groupCell(0, 9), "⚠") {
-			t.Errorf("first group row: role %q, events %q, check %q", s.groupCell(0, 2), s.groupCell(0, 4), s.groupCell(0, 9))
+		if rv.groupCell(0, 2) != "treatment" || rv.groupCell(0, 4) == "" || strings.Contains(rv.groupCell(0, 9), "⚠") {
+			t.Errorf("first group row: role %q, events %q, check %q", rv.groupCell(0, 2), rv.groupCell(0, 4), rv.groupCell(0, 9))
+		}
+		if got := rv.standardCols[1].title; got != "Events (treatment)" {
+			t.Errorf("standardized column %q", got)
 		}
 
 		// The meta-analysis of the two studies.
+		mv := s.meta
 		s.steps.SelectIndex(5)
-		if s.measureSel.Selected == "" || s.methodSel.Selected == "" {
-			t.Fatalf("meta settings: measure %q, method %q", s.measureSel.Selected, s.methodSel.Selected)
+		if mv.measureSel.Selected == "" || mv.methodSel.Selected == "" {
+			t.Fatalf("meta settings: measure %q, method %q", mv.measureSel.Selected, mv.methodSel.Selected)
 		}
-		s.measureSel.SetSelectedIndex(slices.Index(s.measures, meta.RR))
-		if s.project.Meta.Measure != "RR" {
-			t.Fatalf("meta settings %+v", s.project.Meta)
+		mv.measureSel.SetSelectedIndex(slices.Index(mv.measures, meta.RR))
+		if s.project().Meta.Measure != "RR" {
+			t.Fatalf("meta settings %+v", s.project().Meta)
 		}
-		test.Tap(s.runMetaBtn)
+		test.Tap(mv.runBtn)
 	})
-	waitFor(t, s, 7)
+	waitUntil(t, "the forest plot", func() bool { return s.meta.forest.Image != nil && strings.Contains(s.meta.status.Text, "k = 2") })
 	onUI(t, func(t testing.TB) {
-		if s.forest.Image == nil || !strings.Contains(s.metaStatus.Text, "k = 2") || !strings.Contains(s.metaSummary.Text, "Risk Ratio") {
-			t.Fatalf("meta-analysis: status %q, summary %q", s.metaStatus.Text, s.metaSummary.Text)
+		if !strings.Contains(s.meta.summary.Text, "Risk Ratio") {
+			t.Fatalf("meta-analysis summary %q", s.meta.summary.Text)
 		}
 	})
 
 	// Export.
 	out := filepath.Join(t.TempDir(), "review.xlsx")
 	onUI(t, func(testing.TB) { s.ExportWorkbook(out) })
-	waitFor(t, s, 8)
+	waitIdle(t, s)
 	f, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -372,67 +409,67 @@ func TestEvidenceScreenReview(t *testing.T) {
 	onUI(t, func(t testing.TB) {
 		// A number corrected by hand: flagged when not in its chunk, and a
 		// count larger than its group is a problem of the standardized table.
+		rv := s.results
 		s.steps.SelectIndex(4)
-		if err := s.EditGroup(inc, 0, "treatment", []string{s.groupCell(0, 3), "977", "", "", ""}); err != nil {
+		if err := rv.EditGroup(inc, 0, "treatment", []string{rv.groupCell(0, 3), "977", "", "", ""}); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(s.groupCell(0, 4), "977 ⚠") || s.groupCell(0, 9) != "⚠ not in its chunk, edited" {
-			t.Errorf("edited group: events %q, check %q", s.groupCell(0, 4), s.groupCell(0, 9))
+		if !strings.Contains(rv.groupCell(0, 4), "977 ⚠") || rv.groupCell(0, 9) != "⚠ not in its chunk, edited" {
+			t.Errorf("edited group: events %q, check %q", rv.groupCell(0, 4), rv.groupCell(0, 9))
 		}
-		if len(s.standardRows) != 1 || len(s.resultProblems) != 1 || !strings.Contains(s.problems.Text, "977 events") {
-			t.Errorf("standardized %d rows, problems %q", len(s.standardRows), s.problems.Text)
+		if rows, _ := rv.standardTable.Length(); rows != 1 || !strings.Contains(rv.problems.Text, "977 events") {
+			t.Errorf("standardized %d rows, problems %q", rows, rv.problems.Text)
 		}
 
 		// A model failure: a notice, and the edited criterion is kept.
-		s.criterionText[0].SetText("The study is randomized")
+		s.screening.criterionText[0].SetText("The study is randomized")
 		srv.HandleChat(func(api.ChatRequest) ollamatest.ChatReply {
 			return ollamatest.ChatReply{Fault: ollamatest.Fault{Status: http.StatusInternalServerError, Error: "model crashed"}}
 		})
-		test.Tap(s.suggestCriteriaBtn)
+		test.Tap(s.screening.suggestCriteriaBtn)
 	})
-	waitFor(t, s, 9)
+	if notice := waitIdle(t, s); !strings.Contains(notice, "failed") {
+		t.Errorf("notice after a model failure %q", notice)
+	}
 	onUI(t, func(t testing.TB) {
-		if !s.notice.Visible() || !strings.Contains(s.notice.Text, "failed") {
-			t.Errorf("notice %q (visible %v)", s.notice.Text, s.notice.Visible())
+		sv, p := s.screening, s.project()
+		if p.Criteria[0].Text != "The study is randomized" || sv.criterionText[0].Text != "The study is randomized" || len(p.Criteria) != 2 {
+			t.Errorf("criteria after a failure: %+v", p.Criteria)
 		}
-		if s.project.Criteria[0].Text != "The study is randomized" || s.criterionText[0].Text != "The study is randomized" || len(s.project.Criteria) != 2 {
-			t.Errorf("criteria after a failure: %+v", s.project.Criteria)
-		}
-		if !s.project.ScreeningStale() || !strings.Contains(s.screenStatus.Text, "Screen again") {
-			t.Errorf("edited criteria not reported stale: %q", s.screenStatus.Text)
+		if !p.ScreeningStale() || !strings.Contains(sv.status.Text, "Screen again") {
+			t.Errorf("edited criteria not reported stale: %q", sv.status.Text)
 		}
 	})
 
 	// Reopening on the same workspace restores everything.
 	waitSaved(t, s)
 	var s2 *EvidenceScreen
+	var want string
 	onUI(t, func(t testing.TB) {
-		s2 = NewEvidenceScreen(t.Context(), ws, mw.Window, "test")
+		want = s.project().Query
+		s2 = NewEvidenceScreen(t.Context(), ws.Reviews(), ws.Logger(), mw.Window, "test")
 		s2.Refresh()
 	})
-	waitFor(t, s2, 2) // listed, opened
+	waitUntil(t, "the project reopened", func() bool { return s2.project() != nil && s2.pico.entries[3].Text != "" })
 	onUI(t, func(t testing.TB) {
-		if s2.project == nil {
-			t.Fatalf("no project reopened; notice %q", s2.notice.Text)
-		}
-		p2 := s2.project
-		if p2.Name != "HCC ablation" || p2.PICO.Outcome != "local tumor progression" || s2.pico[3].Text != "local tumor progression" {
+		p2 := s2.project()
+		if p2.Name != "HCC ablation" || p2.PICO.Outcome != "local tumor progression" || s2.pico.entries[3].Text != "local tumor progression" {
 			t.Errorf("reopened PICO %+v", p2.PICO)
 		}
-		if s2.query.Text != s.project.Query || len(p2.Search.IDs) != 20 || len(p2.Screening) != 20 {
-			t.Errorf("reopened query %q, search %+v", s2.query.Text, p2.Search)
+		if s2.search.query.Text != want || len(p2.Search.IDs) != 20 || len(p2.Screening) != 20 {
+			t.Errorf("reopened query %q, search %+v", s2.search.query.Text, p2.Search)
 		}
-		if len(s2.criterionText) != 2 || s2.criterionText[0].Text != "The study is randomized" || !p2.Criteria[1].Disabled {
+		if ct := s2.screening.criterionText; len(ct) != 2 || ct[0].Text != "The study is randomized" || !p2.Criteria[1].Disabled {
 			t.Errorf("reopened criteria %+v", p2.Criteria)
 		}
 		if d := p2.Decisions[exc]; d.Include || d.Reason != "Wrong study design" || !p2.Decisions[inc].Include {
 			t.Errorf("reopened decisions %+v", p2.Decisions)
 		}
-		if v, _ := s2.fieldValue(inc, "median age"); !v.Edited || v.Value != "NP" {
+		if v, _ := p2.FieldValueOf(inc, "median age"); !v.Edited || v.Value != "NP" {
 			t.Errorf("reopened edited value %+v", v)
 		}
-		if !strings.Contains(s2.prismaCounts.Text, "included 2") {
-			t.Errorf("reopened PRISMA %q", s2.prismaCounts.Text)
+		if !strings.Contains(s2.screening.prismaCounts.Text, "included 2") {
+			t.Errorf("reopened PRISMA %q", s2.screening.prismaCounts.Text)
 		}
 	})
 }
@@ -441,49 +478,48 @@ func TestEvidenceScreenReview(t *testing.T) {
 // needed; the user types terms, builds the query and searches.
 func TestEvidenceScreenWithoutModel(t *testing.T) {
 	ws, srv := newLiteratureWorkspace(t, false)
-	s := newTestEvidenceScreen(t, ws)
-	waitFor(t, s, 1)
+	s := newTestEvidenceScreen(t, ws.Reviews(), ws.Logger())
+	waitUntil(t, "the sources listed", func() bool { return slices.Contains(s.sources, "lit") })
 	onUI(t, func(testing.TB) {
 		s.NewProject("no model", "lit", evidence.PICO{Population: "men with localized prostate cancer"})
-		test.Tap(s.suggestTermsBtn)
+		test.Tap(s.pico.suggestBtn)
 	})
-	waitFor(t, s, 2)
+	if notice := waitIdle(t, s); !strings.Contains(notice, "no chat model") || len(srv.ChatRequests()) != 0 {
+		t.Fatalf("notice %q", notice)
+	}
 	onUI(t, func(t testing.TB) {
-		if !strings.Contains(s.notice.Text, "no chat model") || len(srv.ChatRequests()) != 0 {
-			t.Fatalf("notice %q", s.notice.Text)
+		v := s.search
+		v.terms[0].SetText("prostate cancer\nprostatic neoplasms")
+		v.terms[1].SetText("brachytherapy")
+		test.Tap(v.buildBtn)
+		if want := `("prostate cancer" OR "prostatic neoplasms") AND brachytherapy`; v.query.Text != want || s.project().Query != want {
+			t.Fatalf("query %q, want %q", v.query.Text, want)
 		}
-		s.terms[0].SetText("prostate cancer\nprostatic neoplasms")
-		s.terms[1].SetText("brachytherapy")
-		test.Tap(s.buildBtn)
-		if want := `("prostate cancer" OR "prostatic neoplasms") AND brachytherapy`; s.query.Text != want || s.project.Query != want {
-			t.Fatalf("query %q, want %q", s.query.Text, want)
-		}
-		test.Tap(s.searchBtn)
+		test.Tap(v.searchBtn)
 	})
-	waitFor(t, s, 3)
+	if notice := waitIdle(t, s); notice != "" {
+		t.Fatalf("search: %s", notice)
+	}
 	onUI(t, func(t testing.TB) {
-		if s.project.Search == nil || len(s.project.Search.IDs) == 0 || s.notice.Visible() {
-			t.Fatalf("search %+v, notice %q", s.project.Search, s.notice.Text)
+		if p := s.project(); p.Search == nil || len(p.Search.IDs) == 0 {
+			t.Fatalf("search %+v", p.Search)
 		}
-		test.Tap(s.screenBtn) // no criteria, no model
+		test.Tap(s.screening.screenBtn) // no criteria, no model
 	})
-	waitFor(t, s, 4)
-	onUI(t, func(t testing.TB) {
-		if !s.notice.Visible() || len(s.project.Screening) != 0 {
-			t.Errorf("screening without a model: notice %q", s.notice.Text)
-		}
-	})
+	if notice := waitIdle(t, s); notice == "" || len(s.project().Screening) != 0 {
+		t.Errorf("screening without a model: notice %q", notice)
+	}
 	waitSaved(t, s)
 }
 
-// newTestEvidenceScreen shows an Evidence screen on ws in a window of its
-// own and starts listing its projects.
-func newTestEvidenceScreen(t *testing.T, ws *app.Workspace) *EvidenceScreen {
+// newTestEvidenceScreen shows an Evidence screen over svc in a window of
+// its own and starts listing its projects.
+func newTestEvidenceScreen(t *testing.T, svc app.ReviewService, logger *slog.Logger) *EvidenceScreen {
 	t.Helper()
 	a := newTestApp(t)
 	var s *EvidenceScreen
 	onUI(t, func(t testing.TB) {
-		s = NewEvidenceScreen(t.Context(), ws, a.NewWindow("evidence"), "test")
+		s = NewEvidenceScreen(t.Context(), svc, logger, a.NewWindow("evidence"), "test")
 		s.Refresh()
 	})
 	return s
@@ -511,45 +547,10 @@ func canvasText(o fyne.CanvasObject) string {
 	return b.String()
 }
 
-// TestEvidenceScreenCancel: cancelling a slow screening leaves a notice and
-// the project usable.
-func TestEvidenceScreenCancel(t *testing.T) {
-	ws, srv := newLiteratureWorkspace(t, true)
-	s := newTestEvidenceScreen(t, ws)
-	waitFor(t, s, 1)
-	onUI(t, func(testing.TB) {
-		s.NewProject("cancel", "lit", evidence.PICO{Population: "patients with acute myeloid leukemia", Intervention: "CAR-T cell therapy"})
-		s.query.SetText("leukemia")
-		test.Tap(s.searchBtn)
-	})
-	waitFor(t, s, 2)
-	srv.HandleChat(func(req api.ChatRequest) ollamatest.ChatReply {
-		return ollamatest.ChatReply{Content: `{"verdicts":["YES"]}`, Fault: ollamatest.Fault{Delay: 2 * time.Second}}
-	})
-	onUI(t, func(testing.TB) {
-		test.Tap(s.addCriterionBtn)
-		s.criterionText[0].SetText("The study treats adults")
-		test.Tap(s.screenBtn)
-	})
-	var running *task
-	waitUntil(t, "the screening to start", func() bool { running = s.running; return running != nil })
-	onUI(t, func(testing.TB) { running.cancel() })
-	waitFor(t, s, 3)
-	onUI(t, func(t testing.TB) {
-		if !strings.Contains(s.notice.Text, "cancelled") || s.running != nil {
-			t.Fatalf("notice %q", s.notice.Text)
-		}
-		if len(s.project.Screening) != 0 || s.project.Criteria[0].Text != "The study treats adults" {
-			t.Errorf("after Cancel: %d screened, criteria %+v", len(s.project.Screening), s.project.Criteria)
-		}
-	})
-	waitSaved(t, s)
-}
-
 func TestEvidenceScreenImportLiterature(t *testing.T) {
 	ws := newEmptyWorkspace(t)
-	s := newTestEvidenceScreen(t, ws)
-	waitFor(t, s, 1)
+	s := newTestEvidenceScreen(t, ws.Reviews(), ws.Logger())
+	waitUntil(t, "the notice that there is no project yet", func() bool { return s.notice.Visible() })
 	if len(ws.LiteratureSources(context.Background())) != 0 {
 		t.Fatal("a new workspace lists literature")
 	}
@@ -560,7 +561,7 @@ func TestEvidenceScreenImportLiterature(t *testing.T) {
 		t.Fatal(err)
 	}
 	onUI(t, func(testing.TB) { s.ImportLiterature(bad) })
-	waitFor(t, s, 2)
+	waitIdle(t, s)
 	if got := ws.LiteratureSources(context.Background()); len(got) != 0 {
 		t.Fatalf("a failed import registered %v", got)
 	}
@@ -568,13 +569,15 @@ func TestEvidenceScreenImportLiterature(t *testing.T) {
 	onUI(t, func(testing.TB) {
 		s.ImportLiterature(filepath.Join("..", "app", "evidence", "testdata", "pubmed_sample.xml"))
 	})
-	waitFor(t, s, 3)
+	waitUntil(t, "the sources offered for a new review", func() bool { return slices.Contains(s.sources, app.LiteratureSourceName) })
 	if got := ws.LiteratureSources(context.Background()); !slices.Equal(got, []string{app.LiteratureSourceName}) {
 		t.Fatalf("literature sources after the import: %v", got)
 	}
-	waitUntil(t, "the sources offered for a new review", func() bool { return slices.Contains(s.sources, app.LiteratureSourceName) })
-	onUI(t, func(testing.TB) {
+	onUI(t, func(t testing.TB) {
 		s.NewProject("imported", app.LiteratureSourceName, evidence.PICO{Population: "adults", Intervention: "ablation"})
+		if s.project() == nil {
+			t.Fatal("no project")
+		}
 	})
 	waitSaved(t, s)
 }
@@ -583,16 +586,16 @@ func TestEvidenceScreenSavesOnClose(t *testing.T) {
 	ws, _ := newLiteratureWorkspace(t, false)
 	mw := newTestMainWindow(t, ws)
 	s := mw.Evidence
-	waitFor(t, s, 1)
+	waitUntil(t, "the sources listed", func() bool { return slices.Contains(s.sources, "lit") })
 	onUI(t, func(testing.TB) {
 		s.NewProject("On close", "lit", evidence.PICO{Population: "patients with hepatocellular carcinoma", Intervention: "microwave ablation"})
 	})
 	waitSaved(t, s)
-	// An edit, then the window is closed before the screen saves it.
+	// An edit, then the window is closed before the review saves it.
 	onUI(t, func(t testing.TB) {
-		s.pico[3].SetText("local tumor progression")
-		if !s.saving() {
-			t.Fatal("the edit is not pending")
+		s.pico.entries[3].SetText("local tumor progression")
+		if s.saveState.Text != "unsaved changes…" {
+			t.Fatalf("the edit is not pending: %q", s.saveState.Text)
 		}
 		mw.Window.Close()
 	})

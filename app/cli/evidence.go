@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/localllm"
 )
@@ -109,6 +106,9 @@ extraction steps cite; importing a full text again replaces its chunks.
 					}
 				})
 			pp.Done()
+			if errors.Is(err, evidence.ErrNoRecord) && record == "" {
+				return fmt.Errorf("%w (or give the record with --record ID)", err)
+			}
 			if err != nil {
 				return err
 			}
@@ -142,7 +142,9 @@ type searchJSON struct {
 	Query string                `json:"query"`
 	FTS5  string                `json:"fts5"`
 	Total int64                 `json:"total"`
-	Hits  []searchHitJSON       `json:"hits"`
+	// Duplicates is the number of matches removed as duplicates.
+	Duplicates int             `json:"duplicates,omitempty"`
+	Hits       []searchHitJSON `json:"hits"`
 }
 
 func newEvidenceSearchCmd(f *Factory) *cobra.Command {
@@ -159,11 +161,14 @@ to right, as PubMed does; group with parentheses), "phrases", field tags
 [ti] [ab] [tiab] [mh] (also [Title/Abstract], [MeSH Terms]) and truncation
 with a trailing *. A malformed query is reported with its position.
 
-Matches are ordered by FTS5's bm25 (title, abstract and MeSH weighted 3:1:2)
-or, with --pico, the 5,000 best of them re-ranked without a model by the
-BM25 relevance of their title and abstract to the PICO (population and intervention weighted 1,
-comparison and outcome 0.3). The PICO file is JSON with the keys P, I, C, O
-(or population, intervention, comparison, outcome).
+The studies are chosen as the desktop app's review search chooses its
+candidates: duplicates (the same DOI, or the same title and year) are
+removed; the 5,000 best matches by FTS5's bm25 (title, abstract and MeSH
+weighted 3:1:2) are ranked, with --pico, by the BM25 relevance of their
+title and abstract to the PICO without a model (population and
+intervention weighted 1, comparison and outcome 0.3), else kept in bm25
+order; the best --limit are shown. The PICO file is JSON with the keys P,
+I, C, O (or population, intervention, comparison, outcome).
 
 With --pico and no --query, the workspace's chat model (Settings,
 models.chat) writes the search terms from the PICO: it is shown up to five
@@ -213,55 +218,33 @@ required.`,
 			if err != nil {
 				return err
 			}
-			path, err := ws.ResolveDB(db)
-			if err != nil {
+			if _, err := ws.ResolveDB(db); err != nil {
 				return err
 			}
-			h, err := datasets.OpenReadOnly(cmd.Context(), path)
-			if err != nil {
-				return err
+			if limit <= 0 {
+				limit = evidence.SearchPool
 			}
-			defer h.Close()
+			var picoQ evidence.PICO
+			if pico != nil {
+				picoQ = *pico
+			}
+			r := ws.Reviews().Scratch(evidence.NewProject("search", db, picoQ), app.ReviewOptions{})
 			var terms *evidence.SearchTerms
 			if generate {
-				if query, terms, err = generateSearchTerms(cmd, f, evidence.NewCorpus(h), path, *pico, asJSON); err != nil {
-					return err
+				if query, terms, err = generateSearchTerms(cmd, f, r, asJSON); err != nil {
+					return corpusHint(err, db)
 				}
 			}
-			fetch := limit
-			if pico != nil {
-				fetch = picoRerankPool // the best bm25 matches are re-ranked by the PICO
-			}
-			res, err := evidence.NewCorpus(h).Search(cmd.Context(), query, fetch)
+			r.Update(func(p *evidence.Project) { p.Query = query })
+			res, err := r.Search(cmd.Context(), limit)
 			if err != nil {
-				return err
+				return corpusHint(err, db)
 			}
-			out := searchJSON{Terms: terms, Query: res.Query, FTS5: res.FTS5, Total: res.Total, Hits: []searchHitJSON{}}
-			order := make([]int, len(res.Hits))
-			var picoScores []float64
-			if pico != nil {
-				docs := make([]evidence.Doc, len(res.Hits))
-				for i := range res.Hits {
-					docs[i] = evidence.DocOf(&res.Hits[i].Record)
-				}
-				picoScores = make([]float64, len(res.Hits))
-				for i, s := range evidence.RankByPICO(*pico, docs, evidence.RankOptions{}) {
-					order[i] = s.Index
-					picoScores[s.Index] = s.Score
-				}
-			} else {
-				for i := range order {
-					order[i] = i
-				}
-			}
-			if limit > 0 && len(order) > limit {
-				order = order[:limit]
-			}
-			for rank, i := range order {
-				hit := res.Hits[i]
+			out := searchJSON{Terms: terms, Query: res.Query, FTS5: res.FTS5, Total: res.Total, Duplicates: len(res.DuplicateOf), Hits: []searchHitJSON{}}
+			for rank, hit := range res.Hits {
 				hj := searchHitJSON{Rank: rank + 1, ID: hit.ID, PMID: hit.PMID, Title: hit.Title, Year: hit.Year, Journal: hit.Journal, BM25: hit.Score}
-				if picoScores != nil {
-					s := picoScores[i]
+				if pico != nil {
+					s := hit.PICOScore
 					hj.PICOScore = &s
 				}
 				out.Hits = append(out.Hits, hj)
@@ -275,7 +258,11 @@ required.`,
 			if pico != nil {
 				ranking = "relevance to the PICO (no model)"
 			}
-			fmt.Fprintf(f.Out, "%s\n%d records match; %d shown, ranked by %s\n\n", out.Query, out.Total, len(out.Hits), ranking)
+			dups := ""
+			if out.Duplicates > 0 {
+				dups = fmt.Sprintf(" (%d duplicates removed)", out.Duplicates)
+			}
+			fmt.Fprintf(f.Out, "%s\n%d records match%s; %d shown, ranked by %s\n\n", out.Query, out.Total, dups, len(out.Hits), ranking)
 			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "#\tPMID\tYear\tTitle")
 			for _, hj := range out.Hits {
@@ -295,7 +282,7 @@ required.`,
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus")
 	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query")
 	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...}) to rank the matches by")
-	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = all)")
+	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = the 5,000 best)")
 	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "use no model: --query is then required")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the query, its FTS5 translation, the number of matches and the hits as JSON")
 	_ = cmd.MarkFlagRequired("db")
@@ -303,26 +290,26 @@ required.`,
 }
 
 // generateSearchTerms has the workspace's chat model write the search
-// terms from the PICO (evidence.Session.SuggestTerms: reference abstracts
-// from a first search, then the terms) and returns the query with the
-// terms; unless asJSON it prints them, for the user to check and edit.
-func generateSearchTerms(cmd *cobra.Command, f *Factory, corpus *evidence.Corpus, source string, pico evidence.PICO, asJSON bool) (string, *evidence.SearchTerms, error) {
+// terms from the review's PICO (app.Review.SuggestTerms: reference
+// abstracts from a first search, then the terms) and returns the query
+// with the terms; unless asJSON it prints them, for the user to check and
+// edit.
+func generateSearchTerms(cmd *cobra.Command, f *Factory, r *app.Review, asJSON bool) (string, *evidence.SearchTerms, error) {
 	ws, err := f.Workspace()
 	if err != nil {
 		return "", nil, err
 	}
-	model, client, err := chatModel(ws, ", or give the query with --query")
+	model, _, err := chatModel(ws, ", or give the query with --query")
 	if err != nil {
 		return "", nil, err
 	}
-	s := &evidence.Session{Project: evidence.NewProject("search", source, pico), Corpus: corpus, Chat: client, Model: model, Options: reviewOptions(), Logger: ws.Logger()}
 	if !asJSON {
 		fmt.Fprintf(f.Err, "writing the search terms with %s…\n", model)
 	}
-	if err := s.SuggestTerms(cmd.Context()); err != nil {
+	if err := r.SuggestTerms(cmd.Context()); err != nil {
 		return "", nil, err
 	}
-	p := s.Project
+	p := r.Project()
 	if !asJSON {
 		fmt.Fprintf(f.Out, "Search terms written by %s from the PICO (check them; edit the query and pass it with --query):\n", model)
 		for _, role := range []struct {
@@ -361,23 +348,14 @@ func reviewOptions() localllm.Options {
 	return localllm.Options{NumCtx: app.ReviewNumCtx}
 }
 
-// openCorpus opens the literature corpus of db (a source name or a path)
-// read-only; close the returned database when done.
-func openCorpus(ctx context.Context, ws *app.Workspace, db string) (*evidence.Corpus, *sql.DB, error) {
-	path, err := ws.ResolveDB(db)
-	if err != nil {
-		return nil, nil, err
+// corpusHint adds the command line's hint to an error saying that the
+// database holds no literature.
+func corpusHint(err error, db string) error {
+	if errors.Is(err, evidence.ErrNoCorpus) {
+		return fmt.Errorf("%s: %w (clinsight evidence import FILE --db %s)", db, err, db)
 	}
-	h, err := datasets.OpenReadOnly(ctx, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return evidence.NewCorpus(h), h, nil
+	return err
 }
-
-// picoRerankPool is how many of the best bm25 matches "evidence search
-// --pico" re-ranks by relevance to the PICO.
-const picoRerankPool = 5000
 
 // clipTitle shortens a title to n characters for a table.
 func clipTitle(s string, n int) string {
@@ -417,8 +395,9 @@ func newEvidenceScreenCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "screen --db DB --pico FILE.json --query \"...\" [--criteria FILE.json] [--limit N] [--concurrency 4] [--json]",
 		Short: "Screen the studies a boolean search finds against eligibility criteria with the chat model",
-		Long: `Runs the boolean query over the corpus (the best --limit matches by bm25), then
-asks the workspace's chat model (Settings, models.chat) for one verdict per
+		Long: `Runs the boolean query over the corpus and keeps the best --limit studies as
+"evidence search --pico" shows them (duplicates removed, ranked by
+relevance to the PICO), then asks the workspace's chat model (Settings, models.chat) for one verdict per
 eligibility criterion and study: YES, NO or UNCERTAIN (the text does not say).
 A reply with the wrong number of verdicts is asked again once, then reported
 as that study's error; the other studies are kept. At most --concurrency
@@ -467,56 +446,50 @@ with --criteria).`,
 			if err != nil {
 				return err
 			}
-			model, client, err := chatModel(ws, "")
+			model, _, err := chatModel(ws, "")
 			if err != nil {
 				return err
 			}
-			corpus, h, err := openCorpus(ctx, ws, db)
-			if err != nil {
+			if _, err := ws.ResolveDB(db); err != nil {
 				return err
 			}
-			defer h.Close()
-			res, err := corpus.Search(ctx, query, limit)
+			if limit <= 0 {
+				limit = evidence.SearchPool
+			}
+			p := evidence.NewProject("screen", db, pico)
+			p.Query, p.Criteria = query, criteria
+			r := ws.Reviews().Scratch(p, app.ReviewOptions{Concurrency: concurrency})
+			res, err := r.Search(ctx, limit)
 			if err != nil {
-				return err
+				return corpusHint(err, db)
 			}
 			if criteria == nil {
-				set, err := evidence.GenerateCriteria(ctx, client, model, pico, reviewOptions())
-				if err != nil {
+				if err := r.SuggestCriteria(ctx); err != nil {
 					return err
 				}
-				criteria = set.Criteria()
 			}
-			records := make([]evidence.Record, len(res.Hits))
-			for i := range res.Hits {
-				records[i] = res.Hits[i].Record
-			}
-			s := &evidence.Screener{Chat: client, Model: model, PICO: pico, Criteria: criteria, Options: reviewOptions()}
 			var pp *progressPrinter
-			opts := evidence.ScreenOptions{Concurrency: concurrency}
+			var report func(done, total int)
 			if !asJSON {
 				pp = newProgressPrinter(f.Err)
-				opts.Progress = func(done, total int) {
+				report = func(done, total int) {
 					pp.Report(progress.Report{Stage: "screening", Done: int64(done), Total: int64(total), Unit: "studies"})
 				}
 			}
-			results, err := s.ScreenAll(ctx, records, opts)
+			err = r.Screen(ctx, report)
 			if pp != nil {
 				pp.Done()
 			}
-			if err != nil {
-				return fmt.Errorf("screening cancelled: %w", err)
+			var studyErrs *evidence.StudyErrors
+			if err != nil && !errors.As(err, &studyErrs) {
+				return err
 			}
-			evidence.RankScreened(results)
-			out := screenJSON{Query: res.Query, Total: res.Total, Model: model, Criteria: criteria, Studies: []screenStudyJSON{}}
-			failed := 0
-			for rank, r := range results {
-				sj := screenStudyJSON{Rank: rank + 1, ID: r.Record.ID, PMID: r.Record.PMID, Title: r.Record.Title, Verdicts: r.Verdicts}
-				if r.Err != nil {
-					sj.Error = r.Err.Error()
-					failed++
-				} else {
-					score := r.Score
+			p = r.Project()
+			out := screenJSON{Query: res.Query, Total: res.Total, Model: model, Criteria: p.Criteria, Studies: []screenStudyJSON{}}
+			for rank, st := range p.Screening {
+				sj := screenStudyJSON{Rank: rank + 1, ID: st.ID, PMID: p.Studies[st.ID].PMID, Title: st.Title, Verdicts: st.Verdicts, Error: st.Error}
+				if st.Error == "" {
+					score := st.Score
 					sj.Score = &score
 				}
 				out.Studies = append(out.Studies, sj)
@@ -524,8 +497,8 @@ with --criteria).`,
 			if err := printScreening(f, out, asJSON); err != nil {
 				return err
 			}
-			if failed > 0 {
-				return fmt.Errorf("%d of %d studies could not be screened (see their errors above)", failed, len(results))
+			if studyErrs != nil {
+				return fmt.Errorf("%d of %d studies could not be screened (see their errors above)", len(studyErrs.IDs), studyErrs.Total)
 			}
 			return nil
 		},

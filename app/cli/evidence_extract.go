@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,10 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/meta"
 	"github.com/clinsight/clinsight/internal/progress"
-	"github.com/clinsight/clinsight/localllm"
 )
 
 // extractStudyJSON is one study in "evidence extract --json".
@@ -123,47 +122,50 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 			if err != nil {
 				return err
 			}
-			var client *localllm.Client
-			if out.Model, client, err = chatModel(ws, ""); err != nil {
+			if out.Model, _, err = chatModel(ws, ""); err != nil {
 				return err
 			}
-			corpus, h, err := openCorpus(ctx, ws, db)
-			if err != nil {
+			if _, err := ws.ResolveDB(db); err != nil {
 				return err
 			}
-			defer h.Close()
-			labels, err := extractLabels(ctx, corpus, studyIDs)
-			if err != nil {
-				return err
+			p := evidence.NewProject("extract", db, evidence.PICO{})
+			if out.Result != nil {
+				p.Result = *out.Result
+				p.Meta.Measure = string(metaMeasure)
+			} else {
+				p.Fields = out.Fields
 			}
-			x := &evidence.Extractor{Chat: client, Model: out.Model, Options: reviewOptions()}
+			r := ws.Reviews().Scratch(p, app.ReviewOptions{Concurrency: concurrency})
+			if err := r.SelectStudies(ctx, studyIDs); err != nil {
+				return corpusHint(err, db)
+			}
 			var pp *progressPrinter
-			var onExtracted func(done, total int)
+			var report func(done, total int)
 			if !asJSON {
 				pp = newProgressPrinter(f.Err)
-				onExtracted = func(done, total int) {
+				report = func(done, total int) {
 					pp.Report(progress.Report{Stage: "extracting", Done: int64(done), Total: int64(total), Unit: "studies"})
 				}
 			}
-			out.Studies = extractStudies(ctx, corpus, x, studyIDs, labels, out.Fields, out.Result, concurrency, onExtracted)
+			if out.Result != nil {
+				err = r.ExtractResults(ctx, report)
+			} else {
+				err = r.ExtractFields(ctx, report)
+			}
 			if pp != nil {
 				pp.Done()
 			}
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("extraction cancelled: %w", err)
+			var studyErrs *evidence.StudyErrors
+			if err != nil && !errors.As(err, &studyErrs) {
+				return fmt.Errorf("extraction stopped: %w", err)
 			}
+			out.Studies = extractedStudies(r, studyIDs, studyErrs)
 			var metaNote string
 			if runMetaAnalysis {
-				var studies []meta.Study
-				for _, s := range out.Studies {
-					if s.Row != nil && s.RowError == "" {
-						studies = append(studies, s.Row.MetaStudy())
-					}
-				}
-				if len(studies) == 0 {
+				if rows, _ := r.Project().StandardTable(); len(rows) == 0 {
 					metaNote = "no study has a complete row: nothing to pool"
-				} else if res, err := meta.Analyze(studies, meta.Options{Measure: metaMeasure}); err != nil {
-					metaNote = "the meta-analysis failed: " + err.Error()
+				} else if res, err := r.Analyze(); err != nil {
+					metaNote = "the meta-analysis failed: " + meta.ErrorMessage(err)
 				} else {
 					out.Meta = &res
 				}
@@ -202,68 +204,51 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 	return cmd
 }
 
-// extractStudies extracts every study, at most concurrency at a time, and
-// returns them in the order of ids; a study that fails has its Error set.
-func extractStudies(ctx context.Context, corpus *evidence.Corpus, x *evidence.Extractor, ids []string, labels map[string]string,
-	fields []evidence.FieldSpec, spec *evidence.ResultSpec, concurrency int, progress func(done, total int)) []extractStudyJSON {
+// extractedStudies returns the review's extraction of the studies, in
+// the order of ids: each value or result with the passages it cites, and
+// the standardized row of a result; a study that failed has its Error set.
+func extractedStudies(r *app.Review, ids []string, failed *evidence.StudyErrors) []extractStudyJSON {
+	p := r.Project()
+	labels := p.UniqueLabels(ids)
 	out := make([]extractStudyJSON, len(ids))
 	for i, id := range ids {
-		out[i] = extractStudyJSON{ID: id, Label: labels[id]}
-	}
-	errs := evidence.ForEach(ctx, len(ids), concurrency, progress, func(ctx context.Context, i int) error {
-		extractStudy(ctx, corpus, x, &out[i], fields, spec)
-		return nil
-	})
-	for i, err := range errs {
-		if err != nil { // cancelled before it started
-			out[i].Error = err.Error()
+		s := extractStudyJSON{ID: id, Label: labels[id]}
+		if failed != nil && failed.Errs[id] != nil {
+			s.Error = failed.Errs[id].Error()
+			out[i] = s
+			continue
 		}
+		t, _ := r.CachedText(id)
+		s.Title, s.FullText = t.Title, t.FullText
+		cited := map[int]bool{}
+		if res, ok := p.Results[id]; ok {
+			s.Result = &res
+			row, err := p.StandardRow(id)
+			s.Row = &row
+			if err != nil {
+				s.RowError = err.Error()
+			}
+			for _, n := range resultNumbers(res) {
+				for _, c := range n.num.Sources {
+					cited[c] = true
+				}
+			}
+		} else {
+			s.Fields = p.Extractions[id]
+			for _, v := range s.Fields {
+				for _, n := range v.Sources {
+					cited[n] = true
+				}
+			}
+		}
+		for _, c := range t.Chunks {
+			if cited[c.N] {
+				s.Chunks = append(s.Chunks, c)
+			}
+		}
+		out[i] = s
 	}
 	return out
-}
-
-// extractStudy reads one study's text and extracts its fields or result.
-func extractStudy(ctx context.Context, corpus *evidence.Corpus, x *evidence.Extractor, s *extractStudyJSON, fields []evidence.FieldSpec, spec *evidence.ResultSpec) {
-	t, err := corpus.StudyText(ctx, s.ID)
-	if err != nil {
-		s.Error = err.Error()
-		return
-	}
-	s.Title, s.FullText = t.Title, t.FullText
-	cited := map[int]bool{}
-	if spec == nil {
-		if s.Fields, err = x.ExtractFields(ctx, t, fields); err != nil {
-			s.Error = err.Error()
-			return
-		}
-		for _, v := range s.Fields {
-			for _, n := range v.Sources {
-				cited[n] = true
-			}
-		}
-	} else {
-		r, err := x.ExtractResult(ctx, t, *spec)
-		if err != nil {
-			s.Error = err.Error()
-			return
-		}
-		s.Result = &r
-		row, err := evidence.Standardize(r, *spec, s.Label)
-		s.Row = &row
-		if err != nil {
-			s.RowError = err.Error()
-		}
-		for _, n := range resultNumbers(r) {
-			for _, c := range n.num.Sources {
-				cited[c] = true
-			}
-		}
-	}
-	for _, c := range t.Chunks {
-		if cited[c.N] {
-			s.Chunks = append(s.Chunks, c)
-		}
-	}
 }
 
 // labeledNumber is a number of a result with its name for display.
@@ -397,41 +382,6 @@ func extractMetaMeasure(spec evidence.ResultSpec, name string) (meta.Measure, er
 	return "", fmt.Errorf("--measure %s does not suit a result of %s; use %s", m, spec.Measure.Label(), strings.Join(names, ", "))
 }
 
-// extractLabels names the studies for the table: "Author Year" from the
-// corpus, the record ID when unknown or when two studies would share a
-// name.
-func extractLabels(ctx context.Context, corpus *evidence.Corpus, ids []string) (map[string]string, error) {
-	recs, err := corpus.Records(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	labels := map[string]string{}
-	count := map[string]int{}
-	for _, r := range recs {
-		var parts []string
-		if len(r.Authors) > 0 {
-			if f := strings.Fields(r.Authors[0]); len(f) > 0 {
-				parts = append(parts, f[0])
-			}
-		}
-		if r.Year > 0 {
-			parts = append(parts, strconv.Itoa(r.Year))
-		}
-		if len(parts) > 0 {
-			labels[r.ID] = strings.Join(parts, " ")
-			count[labels[r.ID]]++
-		}
-	}
-	for _, id := range ids {
-		if l, ok := labels[id]; !ok {
-			labels[id] = id
-		} else if count[l] > 1 {
-			labels[id] = l + " (" + id + ")"
-		}
-	}
-	return labels, nil
-}
-
 // printExtraction prints the extraction as JSON, or per study the values
 // with their cited passages, then the standardized table and the pooled
 // result.
@@ -554,37 +504,25 @@ func writeCited(b *strings.Builder, sources []int, chunks map[int]evidence.Chunk
 	}
 }
 
-// writeStandardTable prints the standardized rows of the studies.
+// writeStandardTable prints the standardized rows of the studies, with
+// the standardized table's columns (evidence.StandardColumns).
 func writeStandardTable(w io.Writer, spec evidence.ResultSpec, studies []extractStudyJSON) error {
 	fmt.Fprintf(w, "Standardized table: %s, %s\n", spec.Outcome, spec.Measure.Label())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	var head string
-	switch spec.Measure {
-	case evidence.TwoGroups:
-		head = "Study\tEvents1\tTotal1\tEvents2\tTotal2"
-	case evidence.SingleArm:
-		head = "Study\tEvents\tTotal"
-	case evidence.MeansSDs:
-		head = "Study\tMean1\tSD1\tTotal1\tMean2\tSD2\tTotal2"
-	case evidence.RatioCI:
-		head = "Study\tRatio\tEst\tLower\tUpper"
+	cols := evidence.StandardColumns(spec.Measure)
+	head := []string{"Study"}
+	for _, c := range cols {
+		head = append(head, c.Header)
 	}
-	fmt.Fprintln(tw, head+"\tPassages\tNotes")
+	fmt.Fprintln(tw, strings.Join(append(head, "Passages", "Notes"), "\t"))
 	for _, s := range studies {
 		if s.Row == nil {
 			continue
 		}
 		r := s.Row
-		var cells []string
-		switch spec.Measure {
-		case evidence.TwoGroups:
-			cells = []string{plainNum(r.Events1), plainNum(r.Total1), plainNum(r.Events2), plainNum(r.Total2)}
-		case evidence.SingleArm:
-			cells = []string{plainNum(r.Events1), plainNum(r.Total1)}
-		case evidence.MeansSDs:
-			cells = []string{plainNum(r.Mean1), plainNum(r.SD1), plainNum(r.Total1), plainNum(r.Mean2), plainNum(r.SD2), plainNum(r.Total2)}
-		case evidence.RatioCI:
-			cells = []string{r.EffectKind, plainNum(r.Est), plainNum(r.Lower), plainNum(r.Upper)}
+		cells := []string{r.Label}
+		for _, c := range cols {
+			cells = append(cells, c.Text(*r))
 		}
 		notes := append([]string(nil), r.Derivations...)
 		if len(r.Unsupported) > 0 {
@@ -593,7 +531,8 @@ func writeStandardTable(w io.Writer, spec evidence.ResultSpec, studies []extract
 		if s.RowError != "" {
 			notes = append([]string{"NOT USABLE (see above)"}, notes...)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Label, strings.Join(cells, "\t"), strings.TrimPrefix(citeList(r.Sources), " "), strings.Join(notes, "; "))
+		cells = append(cells, strings.TrimPrefix(citeList(r.Sources), " "), strings.Join(notes, "; "))
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }

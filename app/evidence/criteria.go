@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/clinsight/clinsight/localllm"
@@ -169,4 +170,14 @@ func ValidateCriteria(cs []Criterion) error {
 		}
 	}
 	return nil
+}
+
+// ParseWeight reads a criterion's weight as the user typed it: a finite
+// number ≥ 0.
+func ParseWeight(text string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, errors.New("a weight is a number ≥ 0")
+	}
+	return v, nil
 }

@@ -47,7 +47,7 @@ func DemoProject(ctx context.Context, corpus *Corpus, source string) (*Project, 
 		Measure: TwoGroups,
 	}
 	s := &Session{Project: p, Corpus: corpus}
-	if err := s.Search(ctx, DefaultSearchLimit); err != nil {
+	if _, err := s.Search(ctx, DefaultSearchLimit); err != nil {
 		return nil, fmt.Errorf("evidence: the demo project's search: %w", err)
 	}
 	if err := p.Validate(); err != nil {

@@ -59,7 +59,7 @@ func TestDuplicatesAcrossImports(t *testing.T) {
 	p := NewProject("dups", "lit", PICO{Population: "hepatocellular carcinoma", Intervention: "microwave ablation"})
 	p.Query = "ablation"
 	s := &Session{Project: p, Corpus: c}
-	if err := s.Search(ctx, 10); err != nil {
+	if _, err := s.Search(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
 	if p.Search.Total != 7 || len(p.Search.IDs) != 5 || len(p.Search.DuplicateOf) != 2 {
@@ -74,7 +74,7 @@ func TestDuplicatesAcrossImports(t *testing.T) {
 		t.Errorf("PRISMA %+v", got)
 	}
 	// With a limit below the matches, the candidates are still limit many.
-	if err := s.Search(ctx, 4); err != nil || len(p.Search.IDs) != 4 {
+	if _, err := s.Search(ctx, 4); err != nil || len(p.Search.IDs) != 4 {
 		t.Errorf("limited search: %v, %d candidates", err, len(p.Search.IDs))
 	}
 }

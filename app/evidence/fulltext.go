@@ -195,7 +195,7 @@ func importFullText(ctx context.Context, db *sql.DB, f *os.File, br *bufio.Reade
 			}
 			if opts.Record != "" && len(articles) > 1 {
 				return ImportResult{}, &ImportError{Path: path, Err: articleErr(jatsSet, len(articles), &a,
-					fmt.Errorf("the file holds more than one article, but a record ID (--record %s) names one record", opts.Record))}
+					fmt.Errorf("the file holds more than one article, but the record given for it (%s) names one", opts.Record))}
 			}
 		}
 		if len(articles) == 0 {
@@ -295,7 +295,7 @@ func noRecordErr(name string, given bool) error {
 			strings.Join(ids, " or "), ErrNoRecord)
 	}
 	return fmt.Errorf("no record %s in the corpus for this full text (%w): import the article's citation first (PubMed XML, MEDLINE, RIS or CSV), "+
-		"or give the record with --record ID (a file name is read as the PMID, 12345678.txt, or the record ID with \"-\" for \":\", demo-12.txt)",
+		"or name the file after its record (the PMID, 12345678.txt, or the record ID with \"-\" for \":\", demo-12.txt)",
 		strings.Join(ids, " or "), ErrNoRecord)
 }
 

@@ -291,8 +291,11 @@ func (p *Project) Included() []string {
 	return out
 }
 
-// candidatesInOrder returns the current search's candidates: the screened
-// ones in the screening's order, then the others in the search's order.
+// Candidates returns the current search's candidates as the screening
+// shows them: the screened ones in the screening's order (best first),
+// then the others in the search's order.
+func (p *Project) Candidates() []string { return p.candidatesInOrder() }
+
 func (p *Project) candidatesInOrder() []string {
 	if p.Search == nil {
 		return nil
@@ -510,34 +513,51 @@ func (p *Project) PRISMA() PRISMACounts {
 func (p *Project) StandardTable() (rows []StandardRow, problems []string) {
 	included := p.Included()
 	labels := p.uniqueLabels(included)
-	fp := fingerprint(p.Result)
 	for _, id := range included {
-		r, ok := p.Results[id]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: no result extracted yet", labels[id]))
-			continue
-		}
-		if with, known := p.ResultsWith[id]; known && specsFingerprint(with) != fp {
-			what := "extracted"
-			if r.Edited {
-				what = "corrected"
-			}
-			problems = append(problems, fmt.Sprintf("%s: the result was %s for an earlier outcome, cohort or shape; run Extract results again, or correct it for the current one", labels[id], what))
-			continue
-		}
-		row, err := Standardize(r, p.Result, labels[id])
+		row, err := p.standardRow(id, labels[id])
 		if err != nil {
-			var re *RowError
-			if errors.As(err, &re) {
-				problems = append(problems, fmt.Sprintf("%s: %s", labels[id], strings.Join(re.Problems, "; ")))
-			} else {
-				problems = append(problems, fmt.Sprintf("%s: %v", labels[id], err))
-			}
+			problems = append(problems, fmt.Sprintf("%s: %s", labels[id], problemText(err)))
 			continue
 		}
 		rows = append(rows, row)
 	}
 	return rows, problems
+}
+
+// StandardRow standardizes the result of one study (see StandardTable,
+// whose label it gets when included). On an error the row holds what
+// could be computed.
+func (p *Project) StandardRow(id string) (StandardRow, error) {
+	label, ok := p.uniqueLabels(p.Included())[id]
+	if !ok {
+		label = p.Label(id)
+	}
+	return p.standardRow(id, label)
+}
+
+func (p *Project) standardRow(id, label string) (StandardRow, error) {
+	r, ok := p.Results[id]
+	if !ok {
+		return StandardRow{StudyID: id, Label: label}, errors.New("no result extracted yet")
+	}
+	if with, known := p.ResultsWith[id]; known && specsFingerprint(with) != fingerprint(p.Result) {
+		what := "extracted"
+		if r.Edited {
+			what = "corrected"
+		}
+		return StandardRow{StudyID: id, Label: label}, fmt.Errorf("the result was %s for an earlier outcome, cohort or shape; run Extract results again, or correct it for the current one", what)
+	}
+	return Standardize(r, p.Result, label)
+}
+
+// problemText is a standardization error as a table's problems list says
+// it: a *RowError's problems, else the error.
+func problemText(err error) string {
+	var re *RowError
+	if errors.As(err, &re) {
+		return strings.Join(re.Problems, "; ")
+	}
+	return err.Error()
 }
 
 // CorrectResult stores the user's correction of a study's result: marked
@@ -557,8 +577,11 @@ func (p *Project) CorrectResult(id string, r ResultExtraction) {
 	p.ResultsWith[id] = fingerprint(p.Result) + "@" + text
 }
 
-// uniqueLabels returns the labels of the studies, with a, b, ... added to
-// labels that would repeat.
+// UniqueLabels returns the labels of the studies (Label), with a, b, ...
+// added to labels that would repeat: as the standardized table and the
+// forest plot name them.
+func (p *Project) UniqueLabels(ids []string) map[string]string { return p.uniqueLabels(ids) }
+
 func (p *Project) uniqueLabels(ids []string) map[string]string {
 	count := map[string]int{}
 	for _, id := range ids {

@@ -18,7 +18,7 @@ type Corpus struct {
 func NewCorpus(db *sql.DB) *Corpus { return &Corpus{db: db} }
 
 // ErrNoCorpus is returned when the database holds no literature corpus.
-var ErrNoCorpus = errors.New("this database holds no literature corpus; import one first (clinsight evidence import)")
+var ErrNoCorpus = errors.New("this database holds no literature corpus: import literature into it first")
 
 // Count returns the number of records in the corpus.
 func (c *Corpus) Count(ctx context.Context) (int64, error) {

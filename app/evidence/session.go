@@ -26,10 +26,6 @@ var ErrNoChatModel = errors.New("no chat model is configured: choose one in Sett
 // the same session is still running.
 var ErrStepRunning = errors.New("another step of this review is still running: wait for it to finish or cancel it")
 
-// DefaultSearchLimit is the number of candidates a search keeps for
-// screening when the caller gives no limit.
-const DefaultSearchLimit = 200
-
 // referencePool is how many of the initial search's best bm25 matches are
 // ranked by relevance to the PICO to pick the reference abstracts.
 const referencePool = 200
@@ -266,48 +262,29 @@ func mainWords(text string) []string {
 	return out
 }
 
-// Search runs the project's Query over the corpus and keeps the best
-// limit matches by bm25 (limit ≤ 0 means DefaultSearchLimit) as the
-// candidates, ordered by relevance to the PICO (RankByPICO). It records
-// the run in Search and the candidates' titles, years and first authors in
-// Studies. Screenings and decisions of studies the new search no longer
-// finds are kept (they count again if a later search finds them) but leave
-// the PRISMA counts. On an error the project is unchanged.
-func (s *Session) Search(ctx context.Context, limit int) error {
+// Search runs the project's Query over the corpus by the review's search
+// rule (Corpus.SearchCandidates: duplicates removed, the best SearchPool
+// matches by bm25 ranked by relevance to the PICO, the best limit kept;
+// limit ≤ 0 means DefaultSearchLimit) and returns the candidates. It
+// records the run in Search and the candidates' titles, years and first
+// authors in Studies. Screenings and decisions of studies the new search
+// no longer finds are kept (they count again if a later search finds them)
+// but leave the PRISMA counts. On an error the project is unchanged.
+func (s *Session) Search(ctx context.Context, limit int) (Candidates, error) {
 	end, err := s.begin(false)
 	if err != nil {
-		return err
+		return Candidates{}, err
 	}
 	defer end()
 	p := s.Project
 	q := strings.TrimSpace(p.Query)
 	if q == "" {
-		return errors.New("evidence: there is no search query: generate the search terms or write a query")
-	}
-	if limit <= 0 {
-		limit = DefaultSearchLimit
+		return Candidates{}, errors.New("evidence: there is no search query: generate the search terms or write a query")
 	}
 	start := time.Now()
-	dups, err := s.Corpus.Duplicates(ctx, q)
+	res, err := s.Corpus.SearchCandidates(ctx, q, p.PICO, limit)
 	if err != nil {
-		return err
-	}
-	// Enough matches that removing duplicates still leaves limit of them.
-	res, err := s.Corpus.Search(ctx, q, limit+len(dups))
-	if err != nil {
-		return err
-	}
-	res.Hits = slices.DeleteFunc(res.Hits, func(h Hit) bool { _, dup := dups[h.ID]; return dup })
-	if len(res.Hits) > limit {
-		res.Hits = res.Hits[:limit]
-	}
-	docs := make([]Doc, len(res.Hits))
-	for i := range res.Hits {
-		docs[i] = DocOf(&res.Hits[i].Record)
-	}
-	ids := make([]string, 0, len(res.Hits))
-	for _, sc := range RankByPICO(p.PICO, docs, RankOptions{}) {
-		ids = append(ids, sc.ID)
+		return Candidates{}, err
 	}
 	if p.Studies == nil {
 		p.Studies = map[string]StudyInfo{}
@@ -315,13 +292,10 @@ func (s *Session) Search(ctx context.Context, limit int) error {
 	for i := range res.Hits {
 		p.Studies[res.Hits[i].ID] = InfoOf(&res.Hits[i].Record)
 	}
-	p.Search = &SearchRun{Query: q, FTS5: res.FTS5, Total: res.Total, IDs: ids, At: time.Now().UTC()}
-	if len(dups) > 0 {
-		p.Search.DuplicateOf = dups
-	}
+	p.Search = &SearchRun{Query: q, FTS5: res.FTS5, Total: res.Total, IDs: res.IDs(), DuplicateOf: res.DuplicateOf, At: time.Now().UTC()}
 	p.sortScreening()
-	s.logger().Info("evidence: search run", "project", p.Name, "query", q, "total", res.Total, "candidates", len(ids), "took", time.Since(start))
-	return nil
+	s.logger().Info("evidence: search run", "project", p.Name, "query", q, "total", res.Total, "candidates", len(res.Hits), "took", time.Since(start))
+	return res, nil
 }
 
 // SuggestCriteria generates eligibility criteria from the PICO with the
@@ -653,4 +627,38 @@ func (s *Session) finish(ctx context.Context, step string, ids []string, errs []
 // (see ForEach).
 func (s *Session) forEach(ctx context.Context, ids []string, progress func(done, total int), fn func(ctx context.Context, i int) error) []error {
 	return ForEach(ctx, len(ids), s.Concurrency, progress, fn)
+}
+
+// SelectStudies makes the studies with the given record IDs the
+// candidates, in order, as a search that found exactly them would, and
+// includes them all: the user's own list of studies to extract from (the
+// command line's extract takes one). An ID not in the corpus stays a
+// candidate, and the steps report it. On an error the project is
+// unchanged.
+func (s *Session) SelectStudies(ctx context.Context, ids []string) error {
+	end, err := s.begin(false)
+	if err != nil {
+		return err
+	}
+	defer end()
+	records, err := s.Corpus.Records(ctx, ids)
+	if err != nil {
+		return err
+	}
+	p := s.Project
+	if p.Studies == nil {
+		p.Studies = map[string]StudyInfo{}
+	}
+	for i := range records {
+		p.Studies[records[i].ID] = InfoOf(&records[i])
+	}
+	p.Search = &SearchRun{Total: int64(len(records)), IDs: slices.Clone(ids), At: time.Now().UTC()}
+	if p.Decisions == nil {
+		p.Decisions = map[string]Decision{}
+	}
+	for _, id := range ids {
+		p.Decisions[id] = Decision{Include: true, At: p.Search.At}
+	}
+	p.sortScreening()
+	return nil
 }

@@ -224,7 +224,7 @@ func importFile(ctx context.Context, db *sql.DB, path string, opts ImportOptions
 		return importFullText(ctx, db, f, br, ImportResult{Path: path, Format: format, Bytes: size}, opts, report)
 	}
 	if opts.Record != "" {
-		return ImportResult{}, fmt.Errorf("a record ID (--record) is given, but this is a file of %s records, not a full text", format)
+		return ImportResult{}, fmt.Errorf("a record is given for the file, but it is a file of %s records, not a full text", format)
 	}
 	rr, err := NewReader(br, format)
 	if err != nil {

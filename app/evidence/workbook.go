@@ -467,68 +467,12 @@ func (w *workbookWriter) resultsTable() export.Table {
 	return export.Table{Name: ResultsSheet, Columns: cols, Rows: rowSeq(rs)}
 }
 
-// standardColumn is one measure-specific column of the Standardized sheet.
-type standardColumn struct {
-	header string
-	value  func(StandardRow) any
-}
-
-// standardColumns are the value columns of the standardized table for a
-// result shape (all of them when the shape is not set).
-func standardColumns(m Measure) []standardColumn {
-	f := func(get func(StandardRow) float64) func(StandardRow) any {
-		return func(r StandardRow) any { return get(r) }
-	}
-	two := []standardColumn{
-		{"Events (treatment)", f(func(r StandardRow) float64 { return r.Events1 })},
-		{"Total (treatment)", f(func(r StandardRow) float64 { return r.Total1 })},
-		{"Events (control)", f(func(r StandardRow) float64 { return r.Events2 })},
-		{"Total (control)", f(func(r StandardRow) float64 { return r.Total2 })},
-	}
-	single := []standardColumn{
-		{"Events", f(func(r StandardRow) float64 { return r.Events1 })},
-		{"Total", f(func(r StandardRow) float64 { return r.Total1 })},
-	}
-	means := []standardColumn{
-		{"Mean (treatment)", f(func(r StandardRow) float64 { return r.Mean1 })},
-		{"SD (treatment)", f(func(r StandardRow) float64 { return r.SD1 })},
-		{"N (treatment)", f(func(r StandardRow) float64 { return r.Total1 })},
-		{"Mean (control)", f(func(r StandardRow) float64 { return r.Mean2 })},
-		{"SD (control)", f(func(r StandardRow) float64 { return r.SD2 })},
-		{"N (control)", f(func(r StandardRow) float64 { return r.Total2 })},
-	}
-	ratio := []standardColumn{
-		{"Effect", func(r StandardRow) any { return cellOrNil(r.EffectKind) }},
-		{"Estimate", f(func(r StandardRow) float64 { return r.Est })},
-		{"95% CI lower", f(func(r StandardRow) float64 { return r.Lower })},
-		{"95% CI upper", f(func(r StandardRow) float64 { return r.Upper })},
-	}
-	switch m {
-	case TwoGroups:
-		return two
-	case SingleArm:
-		return single
-	case MeansSDs:
-		return means
-	case RatioCI:
-		return ratio
-	}
-	// Unknown shape: every value, with the group sizes once.
-	all := slices.Clone(two)
-	for _, c := range means {
-		if !strings.HasPrefix(c.header, "N (") {
-			all = append(all, c)
-		}
-	}
-	return append(all, ratio...)
-}
-
 func (w *workbookWriter) standardTable() export.Table {
 	p := w.p
-	vcols := standardColumns(p.Result.Measure)
+	vcols := StandardColumns(p.Result.Measure)
 	cols := []string{"Study", "Study ID", "Result shape"}
 	for _, c := range vcols {
-		cols = append(cols, c.header)
+		cols = append(cols, c.Header)
 	}
 	cols = append(cols, "Derivations", "Cited chunks", "Not found in cited text", "Problem")
 	table, problems := p.StandardTable()
@@ -536,7 +480,7 @@ func (w *workbookWriter) standardTable() export.Table {
 	for _, r := range table {
 		row := []any{r.Label, r.StudyID, string(r.Measure)}
 		for _, c := range vcols {
-			row = append(row, c.value(r))
+			row = append(row, c.Value(r))
 		}
 		row = append(row, cellOrNil(strings.Join(r.Derivations, "\n")), cellOrNil(chunkList(r.Sources)), cellOrNil(strings.Join(r.Unsupported, "; ")), nil)
 		rs = append(rs, row)

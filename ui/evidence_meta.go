@@ -1,0 +1,183 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/png"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/clinsight/clinsight/app/evidence"
+	"github.com/clinsight/clinsight/app/meta"
+)
+
+// metaView is the Meta-analysis step: the measure and model, and the
+// pooled result of the standardized table with its forest plot.
+type metaView struct {
+	s       *EvidenceScreen
+	content fyne.CanvasObject
+
+	measureSel *widget.Select
+	methodSel  *widget.Select
+	hk         *widget.Check
+	runBtn     *widget.Button
+	status     *widget.Label
+	forest     *canvas.Image
+	summary    *widget.Label
+	measures   []meta.Measure
+	methods    []meta.Method
+}
+
+func newMetaView(s *EvidenceScreen) *metaView {
+	v := &metaView{s: s}
+	v.measureSel = widget.NewSelect(nil, func(string) { v.settingsChanged() })
+	v.measureSel.PlaceHolder = "(effect measure)"
+	v.methodSel = widget.NewSelect(nil, func(string) { v.settingsChanged() })
+	v.methodSel.PlaceHolder = "(model)"
+	v.hk = widget.NewCheck("Knapp–Hartung adjustment", func(bool) { v.settingsChanged() })
+	v.runBtn = widget.NewButtonWithIcon("Run", theme.MediaPlayIcon(), v.RunMeta)
+	v.runBtn.Importance = widget.HighImportance
+	v.status = widget.NewLabel("")
+	v.status.Wrapping = fyne.TextWrapWord
+	v.forest = canvas.NewImageFromImage(nil)
+	v.forest.FillMode = canvas.ImageFillContain
+	v.forest.ScaleMode = canvas.ImageScaleSmooth
+	v.forest.SetMinSize(fyne.NewSize(320, 240))
+	v.summary = widget.NewLabel("")
+	v.summary.Wrapping = fyne.TextWrapWord
+
+	top := container.NewVBox(
+		container.NewGridWithColumns(2, v.measureSel, v.methodSel),
+		container.NewHBox(v.hk, v.runBtn),
+		v.status,
+	)
+	split := container.NewHSplit(v.forest, container.NewVScroll(v.summary))
+	split.Offset = 0.62
+	v.content = container.NewBorder(top, nil, nil, nil, split)
+	return v
+}
+
+// show offers the measures of the result's shape and the methods of their
+// kind, with the project's choices selected.
+func (v *metaView) show(p *evidence.Project) {
+	was := v.s.updating
+	v.s.updating = true
+	defer func() { v.s.updating = was }()
+	v.measures = evidence.MeasuresFor(p.Result.Measure)
+	labels := make([]string, len(v.measures))
+	sel := -1
+	cur := meta.Measure(p.Meta.Measure)
+	if cur == "" && p.Result.Measure != "" {
+		cur = evidence.DefaultMeasure(p.Result.Measure)
+	}
+	for i, m := range v.measures {
+		labels[i] = measureChoice(m)
+		if m == cur {
+			sel = i
+		}
+	}
+	v.measureSel.SetOptions(labels)
+	if sel >= 0 {
+		v.measureSel.SetSelectedIndex(sel)
+	} else {
+		v.measureSel.ClearSelected()
+	}
+	kind := meta.Binary
+	if cur != "" {
+		kind = cur.Kind()
+	}
+	v.methods = evidence.MetaMethods(kind)
+	labels = make([]string, len(v.methods))
+	sel = 0
+	for i, m := range v.methods {
+		labels[i] = modelChoice(m)
+		if string(m) == p.Meta.Method {
+			sel = i
+		}
+	}
+	v.methodSel.SetOptions(labels)
+	v.methodSel.SetSelectedIndex(sel)
+	v.hk.SetChecked(p.Meta.KnappHartung)
+	if v.methods[sel] == meta.MH {
+		v.hk.Disable()
+	} else {
+		v.hk.Enable()
+	}
+	if p.Result.Measure == "" {
+		v.status.SetText("Choose the shape of the result on the Results step: it decides the effect measures offered.")
+	} else {
+		v.status.SetText("Run pools the standardized table of the Results step.")
+	}
+}
+
+func (v *metaView) settingsChanged() {
+	p := v.s.project()
+	if v.s.updating || p == nil {
+		return
+	}
+	m := p.Meta
+	if i := v.measureSel.SelectedIndex(); i >= 0 && i < len(v.measures) {
+		m.Measure = string(v.measures[i])
+	}
+	if i := v.methodSel.SelectedIndex(); i >= 0 && i < len(v.methods) {
+		m.Method = string(v.methods[i])
+	}
+	m.KnappHartung = v.hk.Checked
+	if v.s.edit(func(p *evidence.Project) { p.SetMeta(m) }) {
+		v.show(v.s.project())
+	}
+}
+
+// RunMeta pools the standardized table with the project's settings, off
+// the UI goroutine, and shows the forest plot and the summary.
+func (v *metaView) RunMeta() {
+	r := v.s.review
+	if r == nil {
+		return
+	}
+	v.runBtn.Disable()
+	v.status.SetText("Analysing…")
+	go func() {
+		res, err := r.Analyze()
+		var img image.Image
+		if err == nil {
+			var buf bytes.Buffer
+			if err = meta.WriteForestPlot(&buf, res, meta.PlotOptions{}); err == nil {
+				img, err = png.Decode(&buf)
+			}
+		}
+		fyne.Do(func() {
+			v.runBtn.Enable()
+			if err != nil {
+				v.forest.Image = nil
+				v.forest.Refresh()
+				v.summary.SetText("")
+				v.status.SetText("The meta-analysis could not run: " + meta.ErrorMessage(err))
+				return
+			}
+			v.forest.Image = img
+			v.forest.Refresh()
+			v.summary.SetText(metaSummaryText(res))
+			v.status.SetText(fmt.Sprintf("%s, %s: k = %d", res.ModelLabel(), res.Measure.Label(), res.K))
+		})
+	}()
+}
+
+// metaSummaryText lists the pooled result's statistics and notes.
+func metaSummaryText(res meta.Result) string {
+	var lines, notes []string
+	for _, st := range res.Statistics() {
+		if st.Key == "note" {
+			notes = append(notes, "• "+st.Text())
+			continue
+		}
+		lines = append(lines, st.Label+": "+st.Text())
+	}
+	return strings.Join(append(lines, notes...), "\n")
+}

@@ -1,0 +1,226 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/app/evidence"
+	"github.com/clinsight/clinsight/internal/progress"
+)
+
+// searchView is the Search step: the terms, the boolean query, and the
+// candidates the search keeps.
+type searchView struct {
+	s       *EvidenceScreen
+	content fyne.CanvasObject
+
+	terms      [3]*widget.Entry // conditions, treatments, outcomes
+	buildBtn   *widget.Button
+	query      *widget.Entry
+	queryErr   *widget.Label
+	limitSel   *widget.Select
+	searchBtn  *widget.Button
+	status     *widget.Label
+	candidates *widget.Table
+}
+
+func newSearchView(s *EvidenceScreen) *searchView {
+	v := &searchView{s: s}
+	labels := []string{"Condition terms", "Treatment terms", "Outcome terms"}
+	places := []string{"one term per line, e.g.\nhepatocellular carcinoma\nHCC", "one term per line, e.g.\nmicrowave ablation\nMWA", "optional; leave empty for better recall"}
+	form := widget.NewForm()
+	for i := range v.terms {
+		e := widget.NewMultiLineEntry()
+		e.SetMinRowsVisible(3)
+		e.SetPlaceHolder(places[i])
+		e.OnChanged = func(string) { v.termsChanged() }
+		v.terms[i] = e
+		form.Append(labels[i], e)
+	}
+	v.buildBtn = widget.NewButtonWithIcon("Build the query from the terms", theme.MoveDownIcon(), v.BuildQuery)
+	v.query = widget.NewMultiLineEntry()
+	v.query.Wrapping = fyne.TextWrapWord
+	v.query.SetMinRowsVisible(3)
+	v.query.SetPlaceHolder(`PubMed syntax: (hepatocellular carcinoma OR HCC) AND "microwave ablation"[tiab] NOT review[pt]`)
+	v.query.OnChanged = func(string) { v.queryChanged() }
+	v.queryErr = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	v.queryErr.Importance = widget.DangerImportance
+	v.queryErr.Hide()
+	limits := make([]string, len(evidence.SearchLimits))
+	for i, n := range evidence.SearchLimits {
+		limits[i] = strconv.Itoa(n)
+	}
+	v.limitSel = widget.NewSelect(limits, nil)
+	v.limitSel.SetSelected(strconv.Itoa(evidence.DefaultSearchLimit))
+	v.searchBtn = widget.NewButtonWithIcon("Search", theme.SearchIcon(), v.Search)
+	v.searchBtn.Importance = widget.HighImportance
+	v.status = widget.NewLabel("")
+	v.status.Wrapping = fyne.TextWrapWord
+	v.candidates = newTextTable([]tableColumn{{"#", 50}, {"Study", 150}, {"Year", 55}, {"Title", 420}},
+		func() int {
+			if p := s.project(); p != nil && p.Search != nil {
+				return len(p.Search.IDs)
+			}
+			return 0
+		}, v.candidateCell)
+
+	left := container.NewVBox(
+		form,
+		container.NewHBox(v.buildBtn),
+		bold("Query"),
+		v.query,
+		v.queryErr,
+		container.NewHBox(widget.NewLabel("Keep the best"), v.limitSel, v.searchBtn),
+		v.status,
+	)
+	split := container.NewHSplit(container.NewScroll(left),
+		container.NewBorder(bold("Candidates (best match first)"), nil, nil, nil, v.candidates))
+	split.Offset = 0.45
+	v.content = split
+	return v
+}
+
+// show fills the terms and the query and shows the last search.
+func (v *searchView) show(p *evidence.Project) {
+	for i, l := range [][]string{p.Terms.Conditions, p.Terms.Treatments, p.Terms.Outcomes} {
+		v.terms[i].SetText(strings.Join(l, "\n"))
+	}
+	v.query.SetText(p.Query)
+	v.showQueryError(p.Query)
+	if p.Search == nil {
+		v.status.SetText("No search run yet.")
+	} else {
+		dups := ""
+		if n := len(p.Search.DuplicateOf); n > 0 {
+			dups = fmt.Sprintf(" (%d duplicates removed)", n)
+		}
+		v.status.SetText(fmt.Sprintf("%d records match%s (searched %s); the best %d by relevance to the question are the candidates for screening.",
+			p.Search.Total, dups, p.Search.At.Local().Format("2 Jan 15:04"), len(p.Search.IDs)))
+	}
+	v.candidates.Refresh()
+	v.candidates.ScrollToTop()
+}
+
+// termLines splits an entry's text into terms, one per line.
+func termLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (v *searchView) termsChanged() {
+	t := v.terms
+	v.s.edit(func(p *evidence.Project) {
+		p.Terms = evidence.SearchTerms{Conditions: termLines(t[0].Text), Treatments: termLines(t[1].Text), Outcomes: termLines(t[2].Text)}
+	})
+}
+
+// BuildQuery writes the boolean query of the terms: each role's terms
+// joined by OR, the roles by AND.
+func (v *searchView) BuildQuery() {
+	p := v.s.project()
+	if p == nil {
+		return
+	}
+	q, err := p.Terms.Query()
+	if err != nil {
+		v.queryErr.SetText(err.Error())
+		v.queryErr.Show()
+		return
+	}
+	v.query.SetText(q) // saved through queryChanged
+}
+
+func (v *searchView) queryChanged() {
+	text := v.query.Text
+	if v.s.edit(func(p *evidence.Project) { p.Query = text }) {
+		v.showQueryError(text)
+	}
+}
+
+// showQueryError shows where a query is malformed, with a caret under the
+// position; it reports whether it is.
+func (v *searchView) showQueryError(q string) bool {
+	if strings.TrimSpace(q) == "" {
+		v.queryErr.Hide()
+		return false
+	}
+	_, err := evidence.ParseQuery(q)
+	var qe *evidence.QueryError
+	switch {
+	case err == nil:
+		v.queryErr.Hide()
+		return false
+	case errors.As(err, &qe):
+		v.queryErr.SetText(qe.Error() + "\n" + qe.Pointer())
+	default:
+		v.queryErr.SetText(err.Error())
+	}
+	v.queryErr.Show()
+	return true
+}
+
+// Search runs the query over the corpus and keeps the best candidates.
+func (v *searchView) Search() {
+	p := v.s.project()
+	if p == nil {
+		return
+	}
+	if strings.TrimSpace(p.Query) == "" {
+		v.s.setNotice("Write a query, or build one from the terms, before searching.")
+		return
+	}
+	if v.showQueryError(p.Query) {
+		return
+	}
+	limit, err := strconv.Atoi(v.limitSel.Selected)
+	if err != nil {
+		limit = evidence.DefaultSearchLimit
+	}
+	source := p.Source
+	v.s.runStep("Searching the literature", func(ctx context.Context, r app.Reviewer, report progress.Func) error {
+		report(progress.Report{Stage: "Searching " + source})
+		_, err := r.Search(ctx, limit)
+		return err
+	}, nil)
+}
+
+// candidateCell is the text of a candidates table cell.
+func (v *searchView) candidateCell(row, col int) string {
+	p := v.s.project()
+	if p == nil || p.Search == nil || row >= len(p.Search.IDs) {
+		return ""
+	}
+	id := p.Search.IDs[row]
+	info := p.Studies[id]
+	switch col {
+	case 0:
+		return strconv.Itoa(row + 1)
+	case 1:
+		return p.Label(id)
+	case 2:
+		if info.Year > 0 {
+			return strconv.Itoa(info.Year)
+		}
+		return ""
+	case 3:
+		if info.Title == "" {
+			return id
+		}
+		return info.Title
+	}
+	return ""
+}
