@@ -316,3 +316,46 @@ func sniffDelimiter(path string) (rune, error) {
 	}
 	return ',', nil
 }
+
+// execer runs statements: a *sql.DB, *sql.Conn or *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// CreateOMOPSchema creates every OMOP CDM 5.4 table (with the types
+// ImportOMOP declares) and the indexes it builds, for generators that
+// write a CDM themselves (the demo). Tables that exist are left as they
+// are.
+func CreateOMOPSchema(ctx context.Context, db execer) error {
+	for i := range omopCDM54Tables {
+		t := &omopCDM54Tables[i]
+		var b strings.Builder
+		b.WriteString("CREATE TABLE IF NOT EXISTS " + QuoteIdent(t.name) + " (")
+		for j, c := range t.columns {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(QuoteIdent(c.name) + " " + c.typ)
+		}
+		b.WriteString(")")
+		if _, err := db.ExecContext(ctx, b.String()); err != nil {
+			return fmt.Errorf("create OMOP table %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// CreateOMOPIndexes creates the indexes ImportOMOP builds (person_id,
+// *_concept_id, event dates, vocabulary keys) on every CDM table.
+func CreateOMOPIndexes(ctx context.Context, db execer) error {
+	for i := range omopCDM54Tables {
+		t := &omopCDM54Tables[i]
+		for _, c := range omopIndexColumns(t) {
+			q := "CREATE INDEX IF NOT EXISTS " + QuoteIdent(importIndexName(t.name, c)) + " ON " + QuoteIdent(t.name) + " (" + QuoteIdent(c) + ")"
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("index OMOP table %s: %w", t.name, err)
+			}
+		}
+	}
+	return nil
+}
