@@ -22,7 +22,7 @@ type Plan struct {
 	// CumulativeBy orders the cumulative analysis by a numeric covariate
 	// column (data order when empty).
 	LeaveOneOut, Influence, Cumulative bool
-	CumulativeBy string
+	CumulativeBy                       string
 }
 
 // Columns returns the covariate columns the plan reads (for
