@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/datasets/demo"
 	"github.com/clinsight/clinsight/datasets/realdata"
 )
 
@@ -59,4 +60,41 @@ func resolver(t *testing.T, db *sql.DB) *Resolver {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// demoOMOP holds the demo OMOP source generated once per test binary.
+var demoOMOP struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// demoDB generates the demo population (600 patients) and its OMOP source
+// once and opens the latter read-only.
+func demoDB(t *testing.T) *sql.DB {
+	t.Helper()
+	demoOMOP.once.Do(func() {
+		tmp, err := tempDir()
+		if err != nil {
+			demoOMOP.err = err
+			return
+		}
+		ctx := context.Background()
+		from := filepath.Join(tmp, "demo.db")
+		if _, err := demo.Generate(ctx, from, demo.Options{Seed: demo.DefaultSeed, Patients: 600}); err != nil {
+			demoOMOP.err = err
+			return
+		}
+		demoOMOP.path = filepath.Join(tmp, "demo-omop.db")
+		_, demoOMOP.err = demo.GenerateOMOP(ctx, from, demoOMOP.path, demo.OMOPOptions{})
+	})
+	if demoOMOP.err != nil {
+		t.Fatal(demoOMOP.err)
+	}
+	db, err := datasets.OpenReadOnly(context.Background(), demoOMOP.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
