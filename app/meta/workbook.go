@@ -71,6 +71,17 @@ func columnMapping(c Columns) string {
 // (nil writes the Studies sheet without input values). The file is written
 // atomically: on an error or when ctx is cancelled no file is left behind.
 func ExportWorkbook(ctx context.Context, path string, studies []Study, res Result, plotPNG []byte, prov export.Provenance) (export.Summary, error) {
+	var images []export.Image
+	if len(plotPNG) > 0 {
+		images = []export.Image{{
+			Sheet: PlotSheet, Cell: "A1", PNG: plotPNG,
+			AltText: fmt.Sprintf("Forest plot: %s, %s, k = %d", res.Measure.Label(), res.ModelLabel(), res.K),
+		}}
+	}
+	return writeWorkbook(ctx, path, studies, res, nil, images, prov)
+}
+
+func writeWorkbook(ctx context.Context, path string, studies []Study, res Result, extra []export.Table, images []export.Image, prov export.Provenance) (export.Summary, error) {
 	studiesTable, err := studiesTable(studies, res)
 	if err != nil {
 		return export.Summary{}, err
@@ -113,20 +124,20 @@ func ExportWorkbook(ctx context.Context, path string, studies []Study, res Resul
 	if res.Measure.Kind() == Generic {
 		prov.Add("Level of the reported intervals", fmt.Sprintf("%g%%", 100*o.InputLevel))
 	}
-	if res.Method == REML {
-		prov.Add("REML control", fmt.Sprintf("threshold %g, at most %d iterations, step adjustment %g", o.Control.Threshold, o.Control.MaxIter, o.Control.StepAdj))
+	switch res.Method {
+	case REML, ML, EB:
+		prov.Add(string(res.Method)+" control", fmt.Sprintf("Fisher scoring from Hedges' estimate: threshold %g, at most %d iterations, step adjustment %g", o.Control.Threshold, o.Control.MaxIter, o.Control.StepAdj))
+	case PM:
+		prov.Add("PM control", fmt.Sprintf("root of the generalized Q statistic in [0, max(100, 10·mad(yi)²)], tolerance %g, at most %d iterations", rootTol, o.Control.MaxIter))
+	}
+	if res.IsRandom() {
+		prov.Add("CI of τ², I² and H²", "Q-profile method (confint.rma.uni)")
 	}
 	prov.Add("Studies in the model (k)", res.K)
 	prov.Add("Reproduces", "R package metafor 3.8-1")
 
-	var opts export.Options
-	if len(plotPNG) > 0 {
-		opts.Images = []export.Image{{
-			Sheet: PlotSheet, Cell: "A1", PNG: plotPNG,
-			AltText: fmt.Sprintf("Forest plot: %s, %s, k = %d", res.Measure.Label(), res.ModelLabel(), res.K),
-		}}
-	}
-	sum, err := export.WriteWorkbook(ctx, path, []export.Table{studiesTable, pooledTable}, prov, opts)
+	opts := export.Options{Images: images}
+	sum, err := export.WriteWorkbook(ctx, path, append([]export.Table{studiesTable, pooledTable}, extra...), prov, opts)
 	if err != nil {
 		return export.Summary{}, fmt.Errorf("meta: writing the workbook: %w", err)
 	}
