@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/eval"
 	"github.com/clinsight/clinsight/localllm"
+	"golang.org/x/sync/errgroup"
 )
 
 // Review is one systematic review of TrialReviewBench (search_screen/*.json):
@@ -366,47 +367,39 @@ func EvalScreeningWithModel(ctx context.Context, reviews []Review, opts RankOpti
 // m.Concurrency at a time; the first failure cancels the others and is
 // returned, naming its review.
 func evalCriteria(parent context.Context, reviews []Review, chats []*countingChatter, m ModelScreening, report func(EvalProgress)) ([][]Criterion, error) {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
 	out := make([][]Criterion, len(reviews))
-	sem := make(chan struct{}, max(m.Concurrency, 1))
+	g, ctx := errgroup.WithContext(parent)
+	g.SetLimit(max(m.Concurrency, 1))
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		done     int
+		mu   sync.Mutex
+		done int
 	)
 	report(EvalProgress{Stage: EvalStageCriteria})
 	for i, r := range reviews {
-		select {
-		case <-ctx.Done():
-		case sem <- struct{}{}:
-		}
 		if ctx.Err() != nil {
 			break
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
+				return err
+			}
 			set, err := GenerateCriteria(ctx, chats[i], m.Model, r.PICO, m.Options)
+			if err != nil {
+				return fmt.Errorf("evidence: review %s: %w", r.PMID, err)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("evidence: review %s: %w", r.PMID, err)
-					cancel()
-				}
-				return
-			}
 			out[i] = set.Criteria()
 			done++
 			report(EvalProgress{Stage: EvalStageCriteria, ReviewsDone: done})
+			return nil
 		})
 	}
-	wg.Wait()
-	if err := parent.Err(); err != nil {
-		return nil, fmt.Errorf("evidence: screening evaluation stopped: %w", err)
+	err := g.Wait()
+	if perr := parent.Err(); perr != nil {
+		return nil, fmt.Errorf("evidence: screening evaluation stopped: %w", perr)
 	}
-	return out, firstErr
+	return out, err
 }
 
 // rerankTop re-orders the first k IDs of a ranking by score, best first

@@ -16,6 +16,7 @@ import (
 	"github.com/clinsight/clinsight/internal/textsearch"
 	"github.com/clinsight/clinsight/localllm"
 	"github.com/clinsight/clinsight/vectorstore"
+	"golang.org/x/sync/errgroup"
 )
 
 // FusionWeights weigh the component ranks in R_combo.
@@ -553,7 +554,8 @@ func (p *Pipeline) bm25(ctx context.Context, q *Query, pool []int64) (map[int64]
 	// sum does not depend on the order).
 	out := map[int64]float64{}
 	var mu sync.Mutex
-	g, gctx := errgroupWithContext(ctx, workers())
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers())
 	for _, s := range list {
 		g.Go(func() error {
 			scores, err := conceptScores(gctx, p.db, Concept{Text: s.text}, p.opts.ColumnWeights, pool, limit)
@@ -576,40 +578,6 @@ func (p *Pipeline) bm25(ctx context.Context, q *Query, pool []int64) (map[int64]
 
 // workers is the parallelism of the ranking's CPU-bound steps.
 func workers() int { return min(runtime.GOMAXPROCS(0), 4) }
-
-// group runs functions on at most n goroutines and returns the first
-// error, cancelling the others' context (a small errgroup).
-type group struct {
-	sem    chan struct{}
-	wg     sync.WaitGroup
-	once   sync.Once
-	err    error
-	cancel context.CancelFunc
-}
-
-func errgroupWithContext(ctx context.Context, n int) (*group, context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	return &group{sem: make(chan struct{}, max(n, 1)), cancel: cancel}, ctx
-}
-
-// Go runs f when a slot is free.
-func (g *group) Go(f func() error) {
-	g.wg.Add(1)
-	g.sem <- struct{}{}
-	go func() {
-		defer func() { <-g.sem; g.wg.Done() }()
-		if err := f(); err != nil {
-			g.once.Do(func() { g.err = err; g.cancel() })
-		}
-	}()
-}
-
-// Wait waits for every function and returns the first error.
-func (g *group) Wait() error {
-	g.wg.Wait()
-	g.cancel()
-	return g.err
-}
 
 // candidates returns the docs to rank: the top n by BM25, or the whole
 // pool (unmatched pool trials last).
@@ -662,12 +630,10 @@ func (p *Pipeline) fuse(ctx context.Context, q *Query, cands []int64, byDoc map[
 		return nil, err
 	}
 	out := make([]RankedTrial, len(cands))
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	nw := workers()
 	for w := range nw {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for i := w; i < len(cands); i += nw {
 				d, t := cands[i], ts[i]
 				items := itemsOf[t.ID]
@@ -681,9 +647,10 @@ func (p *Pipeline) fuse(ctx context.Context, q *Query, cands []int64, byDoc map[
 				s1, s2 := stsScores(pvecs, pw, vecs[t.ID], tw)
 				out[i] = RankedTrial{Trial: t, doc: d, BM25: Component{Score: bm25[d]}, STS1: Component{Score: s1}, STS2: Component{Score: s2}}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // the workers return no error
 	n := p.opts.Candidates
 	rankBy(out, func(r *RankedTrial) *Component { return &r.BM25 })
 	rankBy(out, func(r *RankedTrial) *Component { return &r.STS1 })
