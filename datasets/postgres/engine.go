@@ -94,8 +94,9 @@ func Open(ctx context.Context, src Source, opts Options) (*Engine, error) {
 	conf.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 2 * cancelGrace}
 	}
-	// No message from the server may be larger than a whole result.
-	conf.MaxProtocolMessageBodyLen = int(min(limits.MaxResultBytes, 1<<30))
+	// No message from the server may be larger than a whole result (with
+	// room for the catalog's sample arrays under small result caps).
+	conf.MaxProtocolMessageBodyLen = int(min(max(limits.MaxResultBytes, 16<<20), 1<<30))
 	pcfg.MaxConns = int32(max(opts.MaxConns, 0))
 	if pcfg.MaxConns == 0 {
 		pcfg.MaxConns = 4
@@ -225,6 +226,7 @@ func (e *Engine) withTx(ctx context.Context, setPath bool, f func(*pgx.Conn) err
 				pc.Release()
 				return
 			}
+			e.logger.Debug("postgres: rollback failed, connection closed", "server", e.describe, "err", rerr)
 		}
 		conn := pc.Hijack()
 		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -507,15 +509,19 @@ func (e *Engine) value(k colKind, raw []byte) (any, bool) {
 }
 
 // significantDigits counts the digits of a decimal number's text without
-// leading zeros.
+// leading zeros and without trailing zeros of its fraction ("61.7500" has
+// 3): numeric keeps the scale it computed with.
 func significantDigits(s string) int {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	if strings.IndexByte(s, '.') >= 0 {
+		s = strings.TrimRight(s, "0")
+	}
 	n, leading := 0, true
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < '0' || c > '9' {
-			if c == 'e' || c == 'E' {
-				break
-			}
 			continue
 		}
 		if leading && c == '0' {

@@ -161,7 +161,7 @@ func TestCaps(t *testing.T) {
 		}
 	})
 	t.Run("huge value is cut on the server", func(t *testing.T) {
-		// 64 MiB of text with a 1 MiB message limit: the value can only
+		// 64 MiB of text with a 16 MiB message limit: the value can only
 		// arrive because the server cut it.
 		e := d.open(t, datasets.RunnerOptions{MaxCellBytes: 1000, MaxResultBytes: 1 << 20})
 		res, err := e.Query(ctx, "SELECT repeat('x', 64 << 20) AS big, 1 AS one")

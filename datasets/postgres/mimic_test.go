@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,7 @@ func TestMIMICDemo(t *testing.T) {
 		t.Fatalf("cohort query: %v, %v", res, err)
 	}
 	t.Logf("ICU stays over one day by gender: %v", res.Rows)
+	t.Run("same results as SQLite", func(t *testing.T) { compareWithSQLite(t, e) })
 
 	// The attack corpus as the superuser on the demo database.
 	before, err := c.PgDump(ctx, db, "--data-only")
@@ -179,4 +181,63 @@ func stripRestrict(dump []byte) string {
 		}
 	}
 	return b.String()
+}
+
+// sameQuestions are reading queries valid in both SQLite and PostgreSQL
+// over the MIMIC-IV demo, ordered so their results are deterministic.
+var sameQuestions = []string{
+	"SELECT gender, count(*) AS n FROM patients GROUP BY gender ORDER BY gender",
+	"SELECT count(*) FROM admissions WHERE admission_type = 'URGENT'",
+	"SELECT p.subject_id, count(a.hadm_id) AS n FROM patients p JOIN admissions a ON a.subject_id = p.subject_id GROUP BY p.subject_id ORDER BY n DESC, p.subject_id LIMIT 10",
+	"SELECT itemid, count(*) AS n FROM labevents GROUP BY itemid ORDER BY n DESC, itemid LIMIT 10",
+	"SELECT subject_id, hadm_id, admittime FROM admissions ORDER BY admittime, hadm_id LIMIT 5",
+	"SELECT drug, count(*) AS n FROM prescriptions GROUP BY drug ORDER BY n DESC, drug LIMIT 5",
+	"SELECT avg(anchor_age) FROM patients",
+	"SELECT count(DISTINCT i.subject_id) FROM icustays i JOIN admissions a ON a.hadm_id = i.hadm_id WHERE a.hospital_expire_flag = 1",
+}
+
+// compareWithSQLite imports the demo into SQLite and runs sameQuestions
+// through both engines behind datasets.Engine: the results are equal
+// value for value. It logs the median time of each engine.
+func compareWithSQLite(t *testing.T, pg datasets.Engine) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "mimic.sqlite")
+	db, err := datasets.OpenReadWrite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := datasets.ImportMIMIC(ctx, db, realdata.Path(t, pgtest.MIMICDemoDir), datasets.MIMICOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	lite, err := datasets.NewSQLiteEngine(ctx, path, datasets.RunnerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	engines := []datasets.Engine{lite, pg}
+	times := make([][]time.Duration, len(engines))
+	for _, q := range sameQuestions {
+		var got [2]string
+		for i, e := range engines {
+			for range 5 {
+				start := time.Now()
+				res, err := e.Query(ctx, q)
+				times[i] = append(times[i], time.Since(start))
+				if err != nil {
+					t.Fatalf("%s: %q: %v", e.Dialect(), q, err)
+				}
+				got[i] = fmt.Sprint(res.Rows)
+			}
+		}
+		if got[0] != got[1] {
+			t.Errorf("%q:\nsqlite   %s\npostgres %s", q, got[0], got[1])
+		}
+	}
+	for i, e := range engines {
+		ts := times[i]
+		sort.Slice(ts, func(a, b int) bool { return ts[a] < ts[b] })
+		t.Logf("%s: median %s, p95 %s over %d queries", e.Dialect(), ts[len(ts)/2].Round(time.Microsecond),
+			ts[len(ts)*95/100].Round(time.Microsecond), len(ts))
+	}
 }
