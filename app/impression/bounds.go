@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/clinsight/clinsight/internal/textclip"
 )
 
 // Bounds on one report of an import. A radiology report is a few
@@ -35,7 +36,7 @@ const (
 )
 
 // cutMark ends a text cut to its bound.
-const cutMark = " […]"
+const cutMark = textclip.Mark
 
 // Cut is a field of a report that was cut to its bound at import.
 type Cut struct {
@@ -56,28 +57,7 @@ type Cut struct {
 // String reads `huge.csv line 2: field "findings" of r1 cut from 50.0 MB
 // to 64 KB`.
 func (c Cut) String() string {
-	var b strings.Builder
-	b.WriteString(c.File)
-	if c.Line > 0 {
-		fmt.Fprintf(&b, " line %d", c.Line)
-	}
-	fmt.Fprintf(&b, ": field %q", c.Field)
-	if c.UID != "" {
-		fmt.Fprintf(&b, " of %s", c.UID)
-	}
-	fmt.Fprintf(&b, " cut from %s to %s", sizeText(c.Bytes), sizeText(c.Kept))
-	return b.String()
-}
-
-// sizeText writes a byte count for people: "512 bytes", "64 KB", "50.0 MB".
-func sizeText(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%d KB", n>>10)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	return textclip.Describe(c.File, c.Line, c.Field, c.UID, c.Bytes, c.Kept)
 }
 
 // errRecordTooLarge is matched (errors.Is) by the error of a report larger
@@ -98,24 +78,10 @@ func (e *recordSizeError) Error() string {
 	if e.fields > 0 {
 		return fmt.Sprintf("%s has more than %d fields, far more than a radiology report holds: is this a file of reports?", e.what, e.fields)
 	}
-	return fmt.Sprintf("%s is larger than %s, far more than a radiology report holds: is this a file of reports?", e.what, sizeText(e.limit))
+	return fmt.Sprintf("%s is larger than %s, far more than a radiology report holds: is this a file of reports?", e.what, textclip.Size(e.limit))
 }
 
 func (e *recordSizeError) Is(target error) bool { return target == errRecordTooLarge }
-
-// clipText cuts s to at most max bytes (at a character boundary) followed
-// by cutMark, and reports whether it did; a text already cut (ending with
-// cutMark within the bound) is left alone.
-func clipText(s string, max int) (string, bool) {
-	if len(s) <= max || len(s) <= max+len(cutMark) && strings.HasSuffix(s, cutMark) {
-		return s, false
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + cutMark, true
-}
 
 // capReport cuts the findings and impression of rr to maxFieldBytes,
 // noting each cut in rr.cuts (a field the CSV reader already cut keeps its
@@ -126,7 +92,7 @@ func capReport(rr *rawReport, file string) {
 		s    *string
 	}{{"findings", &rr.findings}, {"impression", &rr.impression}} {
 		before := len(*f.s)
-		v, ok := clipText(*f.s, maxFieldBytes)
+		v, ok := textclip.Clip(*f.s, maxFieldBytes)
 		if !ok {
 			continue
 		}
@@ -406,7 +372,7 @@ func (c *csvClip) emitRun(p []byte) {
 func (c *csvClip) count(n int) {
 	c.recBytes += int64(n)
 	if c.recBytes > c.limit && c.err == nil {
-		c.err = &recordSizeError{what: fmt.Sprintf("the record on line %d, even with its fields cut to %s,", c.recLine, sizeText(c.max)),
+		c.err = &recordSizeError{what: fmt.Sprintf("the record on line %d, even with its fields cut to %s,", c.recLine, textclip.Size(c.max)),
 			line: c.recLine, limit: c.limit}
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/clinsight/clinsight/internal/textclip"
 )
 
 // Bounds on one trial record. The registry caps its texts (a brief summary
@@ -43,7 +44,7 @@ const (
 )
 
 // cutMark ends a text cut to its bound.
-const cutMark = " […]"
+const cutMark = textclip.Mark
 
 // readLimits are the bounds of reading (zero fields take the defaults
 // above; tests lower them).
@@ -96,28 +97,7 @@ type Cut struct {
 // String reads `huge.zip!trials.jsonl line 1: field "text" of NCT0123 cut
 // from 20.0 MB to 128 KB`.
 func (c Cut) String() string {
-	var b strings.Builder
-	b.WriteString(c.File)
-	if c.Line > 0 {
-		fmt.Fprintf(&b, " line %d", c.Line)
-	}
-	fmt.Fprintf(&b, ": field %q", c.Field)
-	if c.ID != "" {
-		fmt.Fprintf(&b, " of %s", c.ID)
-	}
-	fmt.Fprintf(&b, " cut from %s to %s", sizeText(c.Bytes), sizeText(c.Kept))
-	return b.String()
-}
-
-// sizeText writes a byte count for people: "512 bytes", "128 KB", "20.0 MB".
-func sizeText(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%d KB", n>>10)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	return textclip.Describe(c.File, c.Line, c.Field, c.ID, c.Bytes, c.Kept)
 }
 
 // errRecordTooLarge is matched (errors.Is) by the error of a record
@@ -128,7 +108,7 @@ var errRecordTooLarge = errors.New("the record is too large")
 type recordSizeError struct{ limit int }
 
 func (e *recordSizeError) Error() string {
-	return fmt.Sprintf("the record is larger than %s, far more than a trial record holds: is this a file of trial records?", sizeText(int64(e.limit)))
+	return fmt.Sprintf("the record is larger than %s, far more than a trial record holds: is this a file of trial records?", textclip.Size(int64(e.limit)))
 }
 
 func (e *recordSizeError) Is(target error) bool { return target == errRecordTooLarge }
@@ -379,27 +359,13 @@ func (cr *clipReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// clipText cuts s to at most max bytes (at a character boundary) followed
-// by cutMark, and reports whether it did; a text already cut (ending with
-// cutMark within the bound) is left alone.
-func clipText(s string, max int) (string, bool) {
-	if len(s) <= max || len(s) <= max+len(cutMark) && strings.HasSuffix(s, cutMark) {
-		return s, false
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + cutMark, true
-}
-
 // capTrial cuts the texts and lists of t to their bounds, returning a Cut
 // (without file and line) for each field cut.
 func capTrial(t *Trial, lim *readLimits) []Cut {
 	var cuts []Cut
 	text := func(field string, s *string, max int) {
 		before := len(*s)
-		if v, ok := clipText(*s, max); ok {
+		if v, ok := textclip.Clip(*s, max); ok {
 			*s = v
 			cuts = append(cuts, Cut{ID: t.ID, Field: field, Bytes: int64(before), Kept: int64(len(v) - len(cutMark))})
 		}
@@ -414,7 +380,7 @@ func capTrial(t *Trial, lim *readLimits) []Cut {
 			*items, cut = (*items)[:maxListItems:maxListItems], true
 		}
 		for i := range *items {
-			if v, ok := clipText((*items)[i], maxItemBytes); ok {
+			if v, ok := textclip.Clip((*items)[i], maxItemBytes); ok {
 				(*items)[i], cut = v, true
 			}
 		}
@@ -439,3 +405,6 @@ func capTrial(t *Trial, lim *readLimits) []Cut {
 	list("exclusion", &t.Exclusion)
 	return cuts
 }
+
+// sizeText is textclip.Size, for read.go.
+func sizeText(n int64) string { return textclip.Size(n) }
