@@ -119,8 +119,15 @@ func Start(ctx context.Context) (*Cluster, error) {
 	if os.Geteuid() == 0 {
 		c.runAs = Superuser
 	}
+	stopOrphans(ctx, bin, c.runAs)
 	if c.Dir, err = os.MkdirTemp("", "pgtest-"); err != nil {
 		return nil, fmt.Errorf("create the cluster directory: %w", err)
+	}
+	// The test process owns the cluster: a later Start stops the cluster
+	// if this process died without stopping it (a test binary killed on
+	// timeout).
+	if err := os.WriteFile(filepath.Join(c.Dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return nil, err
 	}
 	ok := false
 	defer func() {
@@ -189,6 +196,36 @@ func Start(ctx context.Context) (*Cluster, error) {
 		return nil, fmt.Errorf("read the server version: %w", err)
 	}
 	return c, nil
+}
+
+// ownerFile holds the pid of the process that started a cluster.
+const ownerFile = "owner.pid"
+
+// stopOrphans stops and deletes the clusters of earlier test processes
+// that died without stopping them.
+func stopOrphans(ctx context.Context, bin, runAs string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "pgtest-*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		orphan := &Cluster{Dir: dir, bin: bin, runAs: runAs, dataDir: filepath.Join(dir, "data")}
+		if _, err := os.Stat(filepath.Join(orphan.dataDir, "postmaster.pid")); err == nil {
+			_, _ = orphan.run(ctx, "pg_ctl", "-D", orphan.dataDir, "-m", "immediate", "-w", "stop")
+		}
+		os.RemoveAll(dir)
+	}
+}
+
+// processAlive reports whether a process with this pid exists.
+func processAlive(pid int) bool {
+	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+	return err == nil
 }
 
 // Stop stops the server (pg_ctl stop -m fast) and deletes its directory.

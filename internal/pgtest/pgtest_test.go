@@ -64,3 +64,36 @@ func TestSharedCreatesDatabases(t *testing.T) {
 		t.Fatalf("count = %d, %v", n, err)
 	}
 }
+
+// TestStartStopsOrphans checks a cluster left running by a dead test
+// process is stopped and removed by the next Start.
+func TestStartStopsOrphans(t *testing.T) {
+	if _, err := FindBin(); err != nil {
+		Shared(t)
+	}
+	ctx := context.Background()
+	orphan, err := Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if orphan.Running(ctx) {
+			orphan.Stop()
+		}
+	})
+	// Pretend its owner died: pid 2^22+1 is above Linux's pid_max default.
+	if err := os.WriteFile(filepath.Join(orphan.Dir, ownerFile), []byte("4194305"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	if _, err := os.Stat(orphan.Dir); !os.IsNotExist(err) {
+		t.Errorf("the orphan's directory is still there: %v", err)
+	}
+	if _, err := orphan.Connect(ctx, Superuser, orphan.SuperPassword, "postgres"); err == nil {
+		t.Error("the orphan still accepts connections")
+	}
+}
