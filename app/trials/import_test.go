@@ -2,11 +2,13 @@ package trials
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -286,12 +288,12 @@ func FuzzReadJSONL(f *testing.F) {
 	f.Add(`{"_id": "NCT1", "title": "t", "metadata": {"inclusion_criteria": "inclusion criteria: \n\n a", "diseases": "['a, b', \"c\"]"}}`)
 	f.Add(`{"protocolSection": {"identificationModule": {"nctId": "NCT2", "briefTitle": "b"}}}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		_ = readJSONLines(context.Background(), strings.NewReader(s), "f.jsonl", nil, func(tr Trial, _ []Cut) error {
+		_ = readJSONLines(context.Background(), strings.NewReader(s), "f.jsonl", nil, inOrder(func(tr Trial, _ []Cut) error {
 			if err := tr.Validate(); err != nil {
 				t.Fatalf("an invalid trial was passed on: %v", err)
 			}
 			return nil
-		})
+		}))
 	})
 }
 
@@ -299,11 +301,67 @@ func FuzzReadXML(f *testing.F) {
 	f.Add(classicXML)
 	f.Add("<clinical_study><id_info><nct_id>N</nct_id></id_info><brief_title>t</brief_title></clinical_study>")
 	f.Fuzz(func(t *testing.T, s string) {
-		_ = readCTGovXML(context.Background(), strings.NewReader(s), "f.xml", nil, func(tr Trial, _ []Cut) error {
+		_ = readCTGovXML(context.Background(), strings.NewReader(s), "f.xml", nil, inOrder(func(tr Trial, _ []Cut) error {
 			if err := tr.Validate(); err != nil {
 				t.Fatalf("an invalid trial was passed on: %v", err)
 			}
 			return nil
-		})
+		}))
+	})
+}
+
+// checkJSONRecord compares the one-pass decoding of a record with the
+// decoding that looks at its keys first: the same trial, or the same error.
+func checkJSONRecord(t *testing.T, d *recordDecoder, raw []byte) {
+	t.Helper()
+	got, gerr := d.jsonRecord(raw)
+	want, werr := jsonRecordProbe(raw)
+	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+		t.Fatalf("%s:\none pass: %v\nprobe:    %v", raw, gerr, werr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\none pass: %+v\nprobe:    %+v", raw, got, want)
+	}
+}
+
+// TestJSONRecordOnePass: records of every shape, and odd ones (keys with a
+// null value, in another case, repeated, of the wrong type), decode in one
+// pass as they did when the keys were looked at first; one decoder is
+// reused for all of them.
+func TestJSONRecordOnePass(t *testing.T) {
+	var d recordDecoder
+	cases := []string{
+		v2Study1,
+		`{"_id": "NCT1", "text": "x"}`,
+		`{"_id": "NCT1", "title": "t", "metadata": {"inclusion_criteria": "inclusion criteria: \n\n a", "diseases": "['a, b', \"c\"]"}}`,
+		`{"protocolSection": null}`,
+		`{"protocolSection": null, "_id": "NCT3", "text": "y"}`,
+		`{"_id": null, "text": "y"}`,
+		`{"_id": "A", "_id": null}`,
+		`{"PROTOCOLSECTION": {"identificationModule": {"nctId": "NCT4", "briefTitle": "b"}}}`,
+		`{"_ID": "NCT5", "text": "z"}`,
+		`{"protocolSection": {"identificationModule": {"nctId": "NCT6", "briefTitle": "b"}}, "title": 5}`,
+		`{"protocolSection": {"conditionsModule": {"conditions": "not a list"}}}`,
+		`{"_id": "NCT7", "metadata": null, "text": "birco"}`,
+		`{"other": 1}`, `[1]`, `"x"`, `null`, `{`, `{"_id": 7}`,
+		`{"_id": "NCT8", "text": "mentions \"protocolSection\" in a text"}`,
+	}
+	var buf bytes.Buffer
+	if err := WriteSyntheticJSONL(context.Background(), &buf, 50, 3); err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, strings.Split(strings.TrimSpace(buf.String()), "\n")...)
+	for _, c := range cases {
+		checkJSONRecord(t, &d, []byte(c))
+	}
+}
+
+func FuzzJSONRecordOnePass(f *testing.F) {
+	f.Add(v2Study1)
+	f.Add(`{"_id": "A", "_id": null, "metadata": {"drugs_list": ["x"]}}`)
+	f.Add(`{"protocolSection": null, "derivedSection": {}}`)
+	var d recordDecoder
+	f.Fuzz(func(t *testing.T, s string) {
+		checkJSONRecord(t, &d, []byte(s))
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // RecordError is an import error tied to a file and, when known, a line (or
@@ -175,18 +177,173 @@ func readPaths(ctx context.Context, paths []string, read *atomic.Int64, fn func(
 	return files, total, nil
 }
 
+// recordJob builds the trial of one record read: the costly part of
+// reading (decoding, splitting the criteria, normalising), which may run
+// on another goroutine than the reader's, with that goroutine's decoder.
+// Its error is a *RecordError naming the file and line.
+type recordJob func(d *recordDecoder) (Trial, []Cut, error)
+
+// recordSink receives the jobs of the records read, in file order, with
+// the size of each record in bytes. Its error stops the reading.
+type recordSink func(job recordJob, size int) error
+
+// inOrder returns a sink that runs each job at once, on the reader's
+// goroutine, and passes its trial to fn.
+func inOrder(fn func(Trial, []Cut) error) recordSink {
+	var d recordDecoder
+	return func(job recordJob, _ int) error {
+		t, cuts, err := job(&d)
+		if err != nil {
+			return err
+		}
+		return fn(t, cuts)
+	}
+}
+
+// parsed is what a record's job gave.
+type parsed struct {
+	t    Trial
+	cuts []Cut
+	err  error
+}
+
+// Records are parsed in batches of at most batchRecords records or
+// batchBytes bytes of input; a few batches per worker are in flight, so
+// the memory a parallel read holds is bounded.
+const (
+	batchRecords = 256
+	batchBytes   = 4 << 20
+)
+
+// parseBatch is a batch of records, parsed by one worker.
+type parseBatch struct {
+	jobs []recordJob
+	size int
+	out  []parsed
+	done chan struct{} // closed once out is set
+	err  error         // a reading error, after the records before it
+}
+
+// readParallel runs read, which passes the jobs of the records it reads
+// to its sink (and stops when its context is cancelled), on a goroutine of
+// its own, and the jobs on workers
+// goroutines, each with its own decoder; deliver receives the parsed
+// records batch by batch, in reading order, on the calling goroutine (the
+// one writer). The first error in reading order (a record's, the
+// reading's, or deliver's) stops the reading and the workers and is
+// returned, as is the cancellation of ctx. The reading runs at most
+// 2*workers+2 batches ahead of deliver.
+func readParallel(ctx context.Context, workers int, read func(context.Context, recordSink) error, deliver func([]parsed) error) error {
+	workers = max(1, workers)
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(stop)
+	work := make(chan *parseBatch)
+	order := make(chan *parseBatch, 2*workers)
+	newBatch := func() *parseBatch { return &parseBatch{done: make(chan struct{})} }
+	g.Go(func() error {
+		defer close(order)
+		defer close(work)
+		cur := newBatch()
+		send := func() error {
+			b := cur
+			cur = newBatch()
+			select {
+			case order <- b:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			select {
+			case work <- b:
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		err := read(gctx, func(job recordJob, size int) error {
+			cur.jobs = append(cur.jobs, job)
+			cur.size += max(size, 0)
+			if len(cur.jobs) >= batchRecords || cur.size >= batchBytes {
+				return send()
+			}
+			return nil
+		})
+		if err == nil && len(cur.jobs) > 0 {
+			err = send()
+		}
+		if err != nil {
+			b := &parseBatch{err: err, done: make(chan struct{})}
+			close(b.done)
+			select {
+			case order <- b:
+			case <-gctx.Done():
+			}
+		}
+		return nil
+	})
+	for range workers {
+		g.Go(func() error {
+			var d recordDecoder
+			for b := range work {
+				out := make([]parsed, 0, len(b.jobs))
+				for _, job := range b.jobs {
+					if gctx.Err() != nil {
+						break
+					}
+					t, cuts, err := job(&d)
+					out = append(out, parsed{t: t, cuts: cuts, err: err})
+					if err != nil {
+						break
+					}
+				}
+				b.jobs, b.out = nil, out
+				close(b.done)
+			}
+			return nil
+		})
+	}
+	var err error
+	for b := range order {
+		select {
+		case <-b.done:
+		case <-gctx.Done():
+		}
+		if err = gctx.Err(); err != nil {
+			break
+		}
+		if b.err != nil {
+			err = b.err
+			break
+		}
+		if err = deliver(b.out); err != nil {
+			break
+		}
+	}
+	cancel() // stops the reader and the workers if deliver stopped first
+	_ = g.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
 // readFile reads one file (a zip archive: each supported member), returning
 // the number of record files read.
 func readFile(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, fn func(Trial, []Cut) error) (int, error) {
+	return readFileTo(ctx, path, read, lim, inOrder(fn))
+}
+
+// readFileTo is readFile passing the records' jobs to sink.
+func readFileTo(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, sink recordSink) (int, error) {
 	if strings.EqualFold(filepath.Ext(path), ".zip") {
-		return readZip(ctx, path, read, lim, fn)
+		return readZipTo(ctx, path, read, lim, sink)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("import %s: %w", path, err)
 	}
 	defer f.Close()
-	return 1, readStream(ctx, countingReader{f, read}, path, lim, fn)
+	return 1, readStreamTo(ctx, countingReader{f, read}, path, lim, sink)
 }
 
 // readZip reads the supported members of a zip archive in name order. The
@@ -196,6 +353,11 @@ func readFile(ctx context.Context, path string, read *atomic.Int64, lim *readLim
 // unpacks to more than its header says, and the reading is bounded by the
 // bound as well.
 func readZip(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, fn func(Trial, []Cut) error) (int, error) {
+	return readZipTo(ctx, path, read, lim, inOrder(fn))
+}
+
+// readZipTo is readZip passing the records' jobs to sink.
+func readZipTo(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, sink recordSink) (int, error) {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		return 0, fmt.Errorf("import %s: not a readable zip archive: %w", path, err)
@@ -221,8 +383,8 @@ func readZip(ctx context.Context, path string, read *atomic.Int64, lim *readLimi
 		if err != nil {
 			return n, fmt.Errorf("import %s!%s: %w", path, m.Name, err)
 		}
-		err = readStream(ctx, &boundedReader{r: rc, left: int64(bound), err: zipBombErr(path, m.Name, bound+1, m.CompressedSize64)},
-			path+"!"+m.Name, lim, fn)
+		err = readStreamTo(ctx, &boundedReader{r: rc, left: int64(bound), err: zipBombErr(path, m.Name, bound+1, m.CompressedSize64)},
+			path+"!"+m.Name, lim, sink)
 		if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrChecksum) {
 			err = fmt.Errorf("import %s!%s: the archive member is damaged (%w): it does not unpack as its header says", path, m.Name, err)
 		}
@@ -242,6 +404,11 @@ func readZip(ctx context.Context, path string, read *atomic.Int64, lim *readLimi
 // readStream reads one file's records, choosing the parser by extension and
 // first byte: "<" XML, "[" or a multi-line "{" JSON document, else JSONL.
 func readStream(ctx context.Context, r io.Reader, name string, lim *readLimits, fn func(Trial, []Cut) error) error {
+	return readStreamTo(ctx, r, name, lim, inOrder(fn))
+}
+
+// readStreamTo is readStream passing the records' jobs to sink.
+func readStreamTo(ctx context.Context, r io.Reader, name string, lim *readLimits, sink recordSink) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(4096)
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
@@ -250,13 +417,13 @@ func readStream(ctx context.Context, r io.Reader, name string, lim *readLimits, 
 	case len(head) == 0:
 		return &RecordError{File: name, Err: errors.New("the file is empty")}
 	case head[0] == '<':
-		return readCTGovXML(ctx, br, name, lim, fn)
+		return readCTGovXML(ctx, br, name, lim, sink)
 	case head[0] == '[':
-		return readJSONDocument(ctx, br, name, lim, fn)
+		return readJSONDocument(ctx, br, name, lim, sink)
 	case head[0] == '{' && (ext == ".json" && !isOneLineJSON(head)):
-		return readJSONDocument(ctx, br, name, lim, fn)
+		return readJSONDocument(ctx, br, name, lim, sink)
 	case head[0] == '{':
-		return readJSONLines(ctx, br, name, lim, fn)
+		return readJSONLines(ctx, br, name, lim, sink)
 	}
 	return &RecordError{File: name, Err: errors.New("not a ClinicalTrials.gov XML or JSON file, nor JSON lines")}
 }

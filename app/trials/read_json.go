@@ -8,57 +8,64 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
 // ctgovV2 is a ClinicalTrials.gov API v2 study ("protocolSection" ...);
 // only the fields Clinsight reads.
 type ctgovV2 struct {
-	ProtocolSection struct {
-		Identification struct {
-			NCTID         string `json:"nctId"`
-			BriefTitle    string `json:"briefTitle"`
-			OfficialTitle string `json:"officialTitle"`
-		} `json:"identificationModule"`
-		Status struct {
-			Overall string `json:"overallStatus"`
-		} `json:"statusModule"`
-		Description struct {
-			Brief    string `json:"briefSummary"`
-			Detailed string `json:"detailedDescription"`
-		} `json:"descriptionModule"`
-		Conditions struct {
-			Conditions []string `json:"conditions"`
-			Keywords   []string `json:"keywords"`
-		} `json:"conditionsModule"`
-		Design struct {
-			Phases []string `json:"phases"`
-		} `json:"designModule"`
-		Arms struct {
-			Interventions []struct {
-				Type string `json:"type"`
-				Name string `json:"name"`
-			} `json:"interventions"`
-		} `json:"armsInterventionsModule"`
-		Eligibility struct {
-			Criteria string `json:"eligibilityCriteria"`
-			Sex      string `json:"sex"`
-			MinAge   string `json:"minimumAge"`
-			MaxAge   string `json:"maximumAge"`
-		} `json:"eligibilityModule"`
-	} `json:"protocolSection"`
-	DerivedSection struct {
-		ConditionBrowse struct {
-			Meshes []struct {
-				Term string `json:"term"`
-			} `json:"meshes"`
-		} `json:"conditionBrowseModule"`
-		InterventionBrowse struct {
-			Meshes []struct {
-				Term string `json:"term"`
-			} `json:"meshes"`
-		} `json:"interventionBrowseModule"`
-	} `json:"derivedSection"`
+	ProtocolSection v2Protocol `json:"protocolSection"`
+	DerivedSection  v2Derived  `json:"derivedSection"`
+}
+
+// v2Protocol is the protocol section of an API v2 study.
+type v2Protocol struct {
+	Identification struct {
+		NCTID         string `json:"nctId"`
+		BriefTitle    string `json:"briefTitle"`
+		OfficialTitle string `json:"officialTitle"`
+	} `json:"identificationModule"`
+	Status struct {
+		Overall string `json:"overallStatus"`
+	} `json:"statusModule"`
+	Description struct {
+		Brief    string `json:"briefSummary"`
+		Detailed string `json:"detailedDescription"`
+	} `json:"descriptionModule"`
+	Conditions struct {
+		Conditions []string `json:"conditions"`
+		Keywords   []string `json:"keywords"`
+	} `json:"conditionsModule"`
+	Design struct {
+		Phases []string `json:"phases"`
+	} `json:"designModule"`
+	Arms struct {
+		Interventions []struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		} `json:"interventions"`
+	} `json:"armsInterventionsModule"`
+	Eligibility struct {
+		Criteria string `json:"eligibilityCriteria"`
+		Sex      string `json:"sex"`
+		MinAge   string `json:"minimumAge"`
+		MaxAge   string `json:"maximumAge"`
+	} `json:"eligibilityModule"`
+}
+
+// v2Derived is the derived section of an API v2 study (the MeSH terms).
+type v2Derived struct {
+	ConditionBrowse struct {
+		Meshes []struct {
+			Term string `json:"term"`
+		} `json:"meshes"`
+	} `json:"conditionBrowseModule"`
+	InterventionBrowse struct {
+		Meshes []struct {
+			Term string `json:"term"`
+		} `json:"meshes"`
+	} `json:"interventionBrowseModule"`
 }
 
 func (v *ctgovV2) trial() Trial {
@@ -123,20 +130,23 @@ func enumText(s string) string {
 
 // trialGPT is a record of the TrialGPT corpora (and BIRCO's {_id, text}).
 type trialGPT struct {
-	ID       string `json:"_id"`
-	Title    string `json:"title"`
-	Text     string `json:"text"`
-	Metadata *struct {
-		BriefTitle   string   `json:"brief_title"`
-		Phase        string   `json:"phase"`
-		Drugs        string   `json:"drugs"`
-		Diseases     string   `json:"diseases"`
-		DrugsList    []string `json:"drugs_list"`
-		DiseasesList []string `json:"diseases_list"`
-		Inclusion    string   `json:"inclusion_criteria"`
-		Exclusion    string   `json:"exclusion_criteria"`
-		Summary      string   `json:"brief_summary"`
-	} `json:"metadata"`
+	ID       string        `json:"_id"`
+	Title    string        `json:"title"`
+	Text     string        `json:"text"`
+	Metadata *trialGPTMeta `json:"metadata"`
+}
+
+// trialGPTMeta is the metadata of a TrialGPT record.
+type trialGPTMeta struct {
+	BriefTitle   string   `json:"brief_title"`
+	Phase        string   `json:"phase"`
+	Drugs        string   `json:"drugs"`
+	Diseases     string   `json:"diseases"`
+	DrugsList    []string `json:"drugs_list"`
+	DiseasesList []string `json:"diseases_list"`
+	Inclusion    string   `json:"inclusion_criteria"`
+	Exclusion    string   `json:"exclusion_criteria"`
+	Summary      string   `json:"brief_summary"`
 }
 
 func (g *trialGPT) trial() Trial {
@@ -163,9 +173,57 @@ func (g *trialGPT) trial() Trial {
 	return t
 }
 
+// jsonAny is either shape of JSON record, an API v2 study or a
+// TrialGPT/BIRCO record, so that a record is decoded in one pass; the
+// pointers tell which keys were present.
+type jsonAny struct {
+	Protocol *v2Protocol   `json:"protocolSection"`
+	Derived  v2Derived     `json:"derivedSection"`
+	ID       *string       `json:"_id"`
+	Title    string        `json:"title"`
+	Text     string        `json:"text"`
+	Metadata *trialGPTMeta `json:"metadata"`
+}
+
+// recordDecoder decodes JSON records into a struct it reuses from one
+// record to the next. Each goroutine has its own.
+type recordDecoder struct {
+	rec jsonAny
+}
+
+var (
+	keyProtocol = []byte(`"protocolSection"`)
+	keyID       = []byte(`"_id"`)
+)
+
 // jsonRecord decodes one JSON object of unknown shape: an API v2 study or a
-// TrialGPT/BIRCO record.
-func jsonRecord(raw []byte) (Trial, error) {
+// TrialGPT/BIRCO record. The common records are decoded in one pass; any
+// other (an error, a key present with a null value or spelt in another
+// case) goes through jsonRecordProbe, whose results and messages are the
+// reference.
+func (d *recordDecoder) jsonRecord(raw []byte) (Trial, error) {
+	d.rec = jsonAny{}
+	if err := json.Unmarshal(raw, &d.rec); err == nil {
+		switch r := &d.rec; {
+		case r.Protocol != nil && bytes.Contains(raw, keyProtocol):
+			v := ctgovV2{ProtocolSection: *r.Protocol, DerivedSection: r.Derived}
+			return v.trial(), nil
+		case r.Protocol == nil && r.ID != nil && bytes.Contains(raw, keyID) && !bytes.Contains(raw, keyProtocol):
+			g := trialGPT{ID: *r.ID, Title: r.Title, Text: r.Text, Metadata: r.Metadata}
+			return g.trial(), nil
+		case !bytes.Contains(raw, keyProtocol) && !bytes.Contains(raw, keyID):
+			return Trial{}, errUnknownRecord
+		}
+	}
+	return jsonRecordProbe(raw)
+}
+
+// errUnknownRecord is the error of a JSON record of neither shape.
+var errUnknownRecord = errors.New(`unknown record: expected a ClinicalTrials.gov API v2 study ("protocolSection") or a JSONL trial ("_id")`)
+
+// jsonRecordProbe decodes a record by looking at its keys first, then
+// decoding it as the shape they say.
+func jsonRecordProbe(raw []byte) (Trial, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return Trial{}, fmt.Errorf("invalid JSON: %w", err)
@@ -184,7 +242,7 @@ func jsonRecord(raw []byte) (Trial, error) {
 		}
 		return g.trial(), nil
 	}
-	return Trial{}, errors.New(`unknown record: expected a ClinicalTrials.gov API v2 study ("protocolSection") or a JSONL trial ("_id")`)
+	return Trial{}, errUnknownRecord
 }
 
 // readJSONLines reads one JSON record per line (TrialGPT, BIRCO, or API
@@ -192,7 +250,7 @@ func jsonRecord(raw []byte) (Trial, error) {
 // jsonClip: its long strings are cut as they are read, so a line of any
 // length takes the memory of its cut form, and a line larger than the
 // record bound even so is refused. Errors name the line.
-func readJSONLines(ctx context.Context, r io.Reader, src string, lim *readLimits, fn func(Trial, []Cut) error) error {
+func readJSONLines(ctx context.Context, r io.Reader, src string, lim *readLimits, sink recordSink) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	clip := &jsonClip{max: lim.fieldBytes()}
 	line, n := 0, 0
@@ -210,18 +268,24 @@ func readJSONLines(ctx context.Context, r io.Reader, src string, lim *readLimits
 			}
 			raw = bytes.TrimSpace(raw)
 			if len(raw) > 0 {
-				t, perr := jsonRecord(raw)
-				if perr != nil {
-					return &RecordError{File: src, Line: line, ID: peekID(raw), Err: perr}
-				}
-				t.Source = src
-				cuts, ferr := finishTrial(&t, lim)
-				if ferr != nil {
-					return &RecordError{File: src, Line: line, ID: t.ID, Err: ferr}
-				}
+				// The line and the cuts are the reader's buffers: the job,
+				// which may run later on another goroutine, gets copies.
+				raw, clipped, line := bytes.Clone(raw), slices.Clone(clip.cuts), line
 				n++
-				if ferr := fn(t, recordCuts(src, line, t.ID, clip.cuts, cuts)); ferr != nil {
-					return ferr
+				err := sink(func(d *recordDecoder) (Trial, []Cut, error) {
+					t, perr := d.jsonRecord(raw)
+					if perr != nil {
+						return Trial{}, nil, &RecordError{File: src, Line: line, ID: peekID(raw), Err: perr}
+					}
+					t.Source = src
+					cuts, ferr := finishTrial(&t, lim)
+					if ferr != nil {
+						return Trial{}, nil, &RecordError{File: src, Line: line, ID: t.ID, Err: ferr}
+					}
+					return t, recordCuts(src, line, t.ID, clipped, cuts), nil
+				}, len(raw))
+				if err != nil {
+					return err
 				}
 			}
 		}
@@ -239,7 +303,7 @@ func readJSONLines(ctx context.Context, r io.Reader, src string, lim *readLimits
 // studies, or an API page {"studies": [...]} (streamed element by element).
 // The text streams through a jsonClip (long strings are cut as they are
 // read), and a record larger than the record bound even so is refused.
-func readJSONDocument(ctx context.Context, r io.Reader, src string, lim *readLimits, fn func(Trial, []Cut) error) error {
+func readJSONDocument(ctx context.Context, r io.Reader, src string, lim *readLimits, sink recordSink) error {
 	cr := newClipReader(r, lim.fieldBytes(), lim.recordBytes())
 	dec := json.NewDecoder(cr)
 	n := 0
@@ -256,16 +320,19 @@ func readJSONDocument(ctx context.Context, r io.Reader, src string, lim *readLim
 		n++
 		clipped := cr.c.takeCuts(dec.InputOffset())
 		cr.mark = dec.InputOffset()
-		t, err := jsonRecord(raw)
-		if err != nil {
-			return &RecordError{File: src, Line: n, ID: peekID(raw), Err: err}
-		}
-		t.Source = src
-		cuts, err := finishTrial(&t, lim)
-		if err != nil {
-			return &RecordError{File: src, Line: n, ID: t.ID, Err: err}
-		}
-		return fn(t, recordCuts(src, n, t.ID, clipped, cuts))
+		rec := n
+		return sink(func(d *recordDecoder) (Trial, []Cut, error) {
+			t, err := d.jsonRecord(raw)
+			if err != nil {
+				return Trial{}, nil, &RecordError{File: src, Line: rec, ID: peekID(raw), Err: err}
+			}
+			t.Source = src
+			cuts, err := finishTrial(&t, lim)
+			if err != nil {
+				return Trial{}, nil, &RecordError{File: src, Line: rec, ID: t.ID, Err: err}
+			}
+			return t, recordCuts(src, rec, t.ID, clipped, cuts), nil
+		}, len(raw))
 	}
 	streamArray := func() error {
 		for dec.More() {

@@ -40,7 +40,7 @@ type ctgovXML struct {
 // to fn. A record larger than the record bound is refused (the XML
 // decoder holds a text in memory whole, so texts cannot be cut as they
 // stream; they are cut once read).
-func readCTGovXML(ctx context.Context, r io.Reader, src string, lim *readLimits, fn func(Trial, []Cut) error) error {
+func readCTGovXML(ctx context.Context, r io.Reader, src string, lim *readLimits, sink recordSink) error {
 	budget := &boundedReader{r: r, left: int64(lim.recordBytes()), err: recordTooLarge(lim.recordBytes())}
 	dec := xml.NewDecoder(budget)
 	dec.Strict = false
@@ -71,15 +71,19 @@ func readCTGovXML(ctx context.Context, r io.Reader, src string, lim *readLimits,
 		if err := dec.DecodeElement(&rec, &se); err != nil {
 			return invalid(line, err)
 		}
+		size := int64(lim.recordBytes()) - budget.left
 		budget.left = int64(lim.recordBytes()) // the next record's
 		n++
-		t := rec.trial()
-		t.Source = src
-		cuts, err := finishTrial(&t, lim)
+		err = sink(func(*recordDecoder) (Trial, []Cut, error) {
+			t := rec.trial()
+			t.Source = src
+			cuts, err := finishTrial(&t, lim)
+			if err != nil {
+				return Trial{}, nil, &RecordError{File: src, Line: line, ID: t.ID, Err: err}
+			}
+			return t, recordCuts(src, line, t.ID, nil, cuts), nil
+		}, int(size))
 		if err != nil {
-			return &RecordError{File: src, Line: line, ID: t.ID, Err: err}
-		}
-		if err := fn(t, recordCuts(src, line, t.ID, nil, cuts)); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -146,6 +147,9 @@ func Import(ctx context.Context, db *sql.DB, paths []string, opts ImportOptions)
 		return res, err
 	}
 	defer w.close()
+	if err := setFTSConfig(ctx, tx, ftsBulkLoad); err != nil {
+		return res, err
+	}
 
 	var read atomic.Int64
 	var total int64
@@ -164,38 +168,57 @@ func Import(ctx context.Context, db *sql.DB, paths []string, opts ImportOptions)
 	for _, in := range inputs {
 		total += in.size
 	}
-	for _, in := range inputs {
-		n, err := readFile(ctx, in.path, &read, nil, func(t Trial, cuts []Cut) error {
-			if err := ctx.Err(); err != nil {
+	// The records are parsed on every core; this goroutine is the one
+	// writer, storing them batch by batch in reading order.
+	files := 0
+	err = readParallel(ctx, runtime.GOMAXPROCS(0), func(ctx context.Context, sink recordSink) error {
+		for _, in := range inputs {
+			n, err := readFileTo(ctx, in.path, &read, nil, sink)
+			files += n
+			if err != nil {
 				return err
 			}
-			replaced, err := w.put(ctx, &t)
-			if err != nil {
-				if cerr := ctx.Err(); cerr != nil {
-					// A cancellation closes the transaction's statements
-					// under the insert: report the cancellation.
-					return fmt.Errorf("%w (%v)", cerr, err)
-				}
-				return &RecordError{File: t.Source, ID: t.ID, Err: err}
+		}
+		return nil
+	}, func(batch []parsed) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The records before the first one that failed are stored, then
+		// its error stops the import.
+		var perr error
+		for i, p := range batch {
+			if p.err != nil {
+				batch, perr = batch[:i], p.err
+				break
 			}
-			res.CutFields += len(cuts)
-			for _, c := range cuts {
+		}
+		replaced, err := w.putBatch(ctx, batch)
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				// A cancellation closes the transaction's statements
+				// under the insert: report the cancellation.
+				return fmt.Errorf("%w (%v)", cerr, err)
+			}
+			return err
+		}
+		res.Replaced += replaced
+		for _, p := range batch {
+			res.CutFields += len(p.cuts)
+			for _, c := range p.cuts {
 				if len(res.Cuts) < maxCutNotes {
 					res.Cuts = append(res.Cuts, c)
 				}
 			}
 			res.Trials++
-			res.Criteria += len(t.Inclusion) + len(t.Exclusion)
-			if replaced {
-				res.Replaced++
-			}
-			report(false)
-			return nil
-		})
-		res.Files += n
-		if err != nil {
-			return ImportResult{}, wrapCancel(err)
+			res.Criteria += len(p.t.Inclusion) + len(p.t.Exclusion)
 		}
+		report(false)
+		return perr
+	})
+	res.Files = files
+	if err != nil {
+		return ImportResult{}, wrapCancel(err)
 	}
 	report(true)
 	if opts.Progress != nil {
@@ -206,6 +229,9 @@ func Import(ctx context.Context, db *sql.DB, paths []string, opts ImportOptions)
 		return ImportResult{}, wrapCancel(fmt.Errorf("import trials: optimise the index: %w", err))
 	}
 	res.IndexTime = time.Since(idxStart)
+	if err := setFTSConfig(ctx, tx, ftsDefaults); err != nil {
+		return ImportResult{}, wrapCancel(err)
+	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM trials`).Scan(&res.Total); err != nil {
 		return ImportResult{}, fmt.Errorf("import trials: %w", err)
 	}
@@ -236,26 +262,63 @@ func wrapCancel(err error) error {
 	return err
 }
 
-// trialWriter inserts trials through prepared statements.
-type trialWriter struct {
-	find, del, delCrit, delFTS, ins, insCrit, insFTS *sql.Stmt
+// FTS5 settings of the trial index. A bulk load keeps up to 64 MB of
+// pending terms in memory (FTS5's default: 1 MB) and does not merge index
+// segments as it goes (automerge 0; crisismerge 64 only bounds how many
+// pile up at one level): the final 'optimize' merges them all once, instead
+// of rewriting the growing index again and again. Tuned on BenchmarkScale's
+// synthetic trials; the defaults are restored before the import commits,
+// so that later small imports merge as usual.
+var (
+	ftsBulkLoad = []ftsSetting{{"hashsize", 64 << 20}, {"automerge", 0}, {"crisismerge", 64}}
+	ftsDefaults = []ftsSetting{{"hashsize", 1 << 20}, {"automerge", 4}, {"crisismerge", 16}}
+)
+
+// ftsSetting is an FTS5 configuration option and its value.
+type ftsSetting struct {
+	name  string
+	value int
 }
+
+// setFTSConfig sets options of the trial index.
+func setFTSConfig(ctx context.Context, tx *sql.Tx, settings []ftsSetting) error {
+	for _, s := range settings {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO trials_fts(trials_fts, rank) VALUES (?, ?)`, s.name, s.value); err != nil {
+			return fmt.Errorf("import trials: set the search index's %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// trialWriter stores trials batch by batch through prepared statements:
+// one query finds which trials of a batch are already stored, and rows go
+// in with multi-row inserts. Trials get their doc numbers here, above
+// every doc stored, so that the search index rows can go in without
+// reading them back.
+type trialWriter struct {
+	nextDoc              int64
+	find                 *sql.Stmt // findIDs ids, padded by repeating the last
+	del, delCrit, delFTS *sql.Stmt
+	trials, crit, fts    *multiInsert
+	args                 []any
+}
+
+// findIDs is the number of ids the existence query takes.
+const findIDs = batchRecords
 
 func newTrialWriter(ctx context.Context, tx *sql.Tx) (*trialWriter, error) {
 	w := &trialWriter{}
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(doc), 0) + 1 FROM trials`).Scan(&w.nextDoc); err != nil {
+		return nil, fmt.Errorf("import trials: %w", err)
+	}
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string
 	}{
-		{&w.find, `SELECT doc FROM trials WHERE id = ?`},
+		{&w.find, `SELECT id, doc FROM trials WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?,", findIDs), ",") + `)`},
 		{&w.del, `DELETE FROM trials WHERE doc = ?`},
 		{&w.delCrit, `DELETE FROM trial_criteria WHERE trial_id = ?`},
 		{&w.delFTS, `DELETE FROM trials_fts WHERE rowid = ?`},
-		{&w.ins, `INSERT INTO trials (id, title, conditions, interventions, keywords, mesh_terms, summary, description,
-			sex, min_age, max_age, demographics_inferred, status, phase, source)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&w.insCrit, `INSERT INTO trial_criteria (trial_id, kind, idx, text) VALUES (?, ?, ?, ?)`},
-		{&w.insFTS, `INSERT INTO trials_fts (rowid, conditions, interventions, keywords, title, summary, criteria) VALUES (?, ?, ?, ?, ?, ?, ?)`},
 	} {
 		st, err := tx.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -264,55 +327,203 @@ func newTrialWriter(ctx context.Context, tx *sql.Tx) (*trialWriter, error) {
 		}
 		*p.st = st
 	}
+	var err error
+	// OR FAIL: a multi-row insert that may abort halfway keeps a
+	// statement journal to undo its own rows; a failure here rolls the
+	// whole import back anyway. The search index takes one row per
+	// statement: FTS5 writes its pending terms to disk at the start of
+	// every statement that needs a statement journal, which a multi-row
+	// insert into a virtual table always does.
+	if w.trials, err = newMultiInsert(ctx, tx, `INSERT OR FAIL INTO trials (doc, id, title, conditions, interventions, keywords, mesh_terms,
+		summary, description, sex, min_age, max_age, demographics_inferred, status, phase, source) VALUES `, 16, 32, 8, 1); err == nil {
+		if w.crit, err = newMultiInsert(ctx, tx, `INSERT OR FAIL INTO trial_criteria (trial_id, kind, idx, text) VALUES `, 4, 128, 16, 1); err == nil {
+			w.fts, err = newMultiInsert(ctx, tx, `INSERT INTO trials_fts (rowid, conditions, interventions, keywords, title, summary, criteria) VALUES `, 7, 1)
+		}
+	}
+	if err != nil {
+		w.close()
+		return nil, fmt.Errorf("import trials: prepare: %w", err)
+	}
 	return w, nil
 }
 
 func (w *trialWriter) close() {
-	for _, st := range []*sql.Stmt{w.find, w.del, w.delCrit, w.delFTS, w.ins, w.insCrit, w.insFTS} {
+	for _, st := range []*sql.Stmt{w.find, w.del, w.delCrit, w.delFTS} {
 		if st != nil {
 			st.Close()
 		}
 	}
+	for _, m := range []*multiInsert{w.trials, w.crit, w.fts} {
+		m.close()
+	}
 	*w = trialWriter{}
+}
+
+// putBatch stores the trials of a batch, in order: a trial replaces a
+// stored one of the same id, or an earlier one of the batch. It returns
+// how many trials replaced another. An error names the batch's first
+// file and its trials.
+func (w *trialWriter) putBatch(ctx context.Context, batch []parsed) (replaced int, err error) {
+	if len(batch) == 0 {
+		return 0, nil
+	}
+	fail := func(err error) error {
+		return &RecordError{File: batch[0].t.Source, Err: fmt.Errorf("storing trials %s to %s: %w", batch[0].t.ID, batch[len(batch)-1].t.ID, err)}
+	}
+	// The last record of each id is stored; earlier ones are replaced by
+	// it.
+	last := make(map[string]int, len(batch))
+	ids := make([]string, 0, len(batch))
+	for i := range batch {
+		id := batch[i].t.ID
+		if _, dup := last[id]; !dup {
+			ids = append(ids, id)
+		}
+		last[id] = i
+	}
+	replaced = len(batch) - len(ids)
+	stored, err := w.findStored(ctx, ids)
+	if err != nil {
+		return 0, fail(err)
+	}
+	for id, doc := range stored {
+		replaced++
+		if _, err := w.delFTS.ExecContext(ctx, doc); err != nil {
+			return 0, fail(err)
+		}
+		if _, err := w.del.ExecContext(ctx, doc); err != nil {
+			return 0, fail(err)
+		}
+		if _, err := w.delCrit.ExecContext(ctx, id); err != nil {
+			return 0, fail(err)
+		}
+	}
+	docs := make([]int64, len(batch))
+	args := w.args[:0]
+	for i := range batch {
+		if last[batch[i].t.ID] != i {
+			continue
+		}
+		t := &batch[i].t
+		docs[i] = w.nextDoc
+		w.nextDoc++
+		args = append(args, docs[i], t.ID, t.Title, jsonList(t.Conditions), jsonList(t.Interventions),
+			jsonList(t.Keywords), jsonList(t.MeSH), t.Summary, t.Description, string(t.Sex),
+			nullIfZero(t.MinAge), nullIfZero(t.MaxAge), t.DemographicsInferred, t.Status, t.Phase, t.Source)
+	}
+	if err := w.trials.exec(ctx, args); err != nil {
+		return 0, fail(err)
+	}
+	args = args[:0]
+	for i := range batch {
+		if docs[i] == 0 {
+			continue
+		}
+		t := &batch[i].t
+		for j, c := range t.Inclusion {
+			args = append(args, t.ID, string(Inclusion), j+1, c)
+		}
+		for j, c := range t.Exclusion {
+			args = append(args, t.ID, string(Exclusion), j+1, c)
+		}
+	}
+	if err := w.crit.exec(ctx, args); err != nil {
+		return 0, fail(err)
+	}
+	args = args[:0]
+	for i := range batch {
+		if docs[i] == 0 {
+			continue
+		}
+		f := ftsFields(&batch[i].t)
+		args = append(args, docs[i], f[0], f[1], f[2], f[3], f[4], f[5])
+	}
+	if err := w.fts.exec(ctx, args); err != nil {
+		return 0, fail(err)
+	}
+	clear(args) // no references kept to the batch's texts
+	w.args = args[:0]
+	return replaced, nil
 }
 
 // put stores one trial, replacing one of the same id.
 func (w *trialWriter) put(ctx context.Context, t *Trial) (replaced bool, err error) {
-	var old int64
-	switch err := w.find.QueryRowContext(ctx, t.ID).Scan(&old); {
-	case err == nil:
-		replaced = true
-		for _, st := range []*sql.Stmt{w.delFTS, w.del} {
-			if _, err := st.ExecContext(ctx, old); err != nil {
-				return false, err
+	n, err := w.putBatch(ctx, []parsed{{t: *t}})
+	return n > 0, err
+}
+
+// findStored returns the docs of the trials among ids already stored.
+func (w *trialWriter) findStored(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	args := make([]any, findIDs)
+	for start := 0; start < len(ids); start += findIDs {
+		chunk := ids[start:min(start+findIDs, len(ids))]
+		for i := range args {
+			args[i] = chunk[min(i, len(chunk)-1)]
+		}
+		rows, err := w.find.QueryContext(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			var doc int64
+			if err := rows.Scan(&id, &doc); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = doc
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// multiInsert inserts rows of cols values with prepared multi-row INSERT
+// statements of a few sizes (the largest first, down to one row).
+type multiInsert struct {
+	cols  int
+	sizes []int
+	stmts []*sql.Stmt
+}
+
+func newMultiInsert(ctx context.Context, tx *sql.Tx, head string, cols int, sizes ...int) (*multiInsert, error) {
+	m := &multiInsert{cols: cols, sizes: sizes}
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	for _, n := range sizes {
+		st, err := tx.PrepareContext(ctx, head+strings.TrimSuffix(strings.Repeat(row+",", n), ","))
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		m.stmts = append(m.stmts, st)
+	}
+	return m, nil
+}
+
+// exec inserts the rows whose values are args, row after row.
+func (m *multiInsert) exec(ctx context.Context, args []any) error {
+	for k, n := range m.sizes {
+		for per := n * m.cols; len(args) >= per; args = args[per:] {
+			if _, err := m.stmts[k].ExecContext(ctx, args[:per]...); err != nil {
+				return err
 			}
 		}
-		if _, err := w.delCrit.ExecContext(ctx, t.ID); err != nil {
-			return false, err
-		}
-	case !errors.Is(err, sql.ErrNoRows):
-		return false, err
 	}
-	r, err := w.ins.ExecContext(ctx, t.ID, t.Title, jsonList(t.Conditions), jsonList(t.Interventions),
-		jsonList(t.Keywords), jsonList(t.MeSH), t.Summary, t.Description, string(t.Sex),
-		nullIfZero(t.MinAge), nullIfZero(t.MaxAge), t.DemographicsInferred, t.Status, t.Phase, t.Source)
-	if err != nil {
-		return false, err
+	return nil
+}
+
+func (m *multiInsert) close() {
+	if m == nil {
+		return
 	}
-	doc, err := r.LastInsertId()
-	if err != nil {
-		return false, err
+	for _, st := range m.stmts {
+		st.Close()
 	}
-	for _, c := range t.Criteria() {
-		if _, err := w.insCrit.ExecContext(ctx, t.ID, string(c.Kind), c.Index, c.Text); err != nil {
-			return false, err
-		}
-	}
-	f := ftsFields(t)
-	if _, err := w.insFTS.ExecContext(ctx, doc, f[0], f[1], f[2], f[3], f[4], f[5]); err != nil {
-		return false, err
-	}
-	return replaced, nil
 }
 
 // ftsFields returns a trial's text per FTS column: conditions,
