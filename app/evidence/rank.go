@@ -88,15 +88,11 @@ type RankOptions struct {
 	K1, B float64
 }
 
+// withDefaults fills in the weights; textsearch.BM25Params fills in K1
+// and B.
 func (o RankOptions) withDefaults() RankOptions {
 	if o.Weights == (PICOWeights{}) {
 		o.Weights = DefaultPICOWeights
-	}
-	if o.K1 == 0 {
-		o.K1 = 1.2
-	}
-	if o.B == 0 {
-		o.B = 0.75
 	}
 	return o
 }
