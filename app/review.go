@@ -91,14 +91,14 @@ func (ws *Workspace) Reviews() *Reviews { return &Reviews{ws: ws} }
 func (rs *Reviews) Projects() ([]string, error) { return rs.ws.ReviewProjects() }
 
 // Sources lists the data sources that hold a literature corpus.
-func (rs *Reviews) Sources(ctx context.Context) []string { return rs.ws.LiteratureSources(ctx) }
+func (rs *Reviews) Sources(ctx context.Context) []string { return rs.ws.literatureSources(ctx) }
 
 // Import imports a literature file (PubMed XML, MEDLINE, RIS, CSV) or a
 // full text (JATS XML, text, PDF) into the workspace's "literature"
 // source, registered when new, and says what it added.
 func (rs *Reviews) Import(ctx context.Context, path string, progress progress.Func) (string, error) {
 	var summary string
-	n, err := rs.ws.ImportLiteratureToWorkspace(ctx, []string{path}, evidence.ImportOptions{Progress: progress}, func(res evidence.ImportResult) {
+	n, err := rs.ws.importLiteratureToWorkspace(ctx, []string{path}, evidence.ImportOptions{Progress: progress}, func(res evidence.ImportResult) {
 		summary = fmt.Sprintf("%s: %d records (%d new, %d updated)", res.Format, res.Records, res.Added, res.Updated)
 		if len(res.FullTexts) > 0 {
 			chunks := 0
@@ -351,6 +351,7 @@ func (r *Review) step(ctx context.Context, run func(ctx context.Context, sess *e
 		return err
 	}
 	r.stepping = true
+	r.texts = map[string]evidence.StudyText{} // a full text imported since replaces an abstract
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()

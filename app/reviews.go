@@ -48,11 +48,11 @@ const LiteratureSourceName = "literature"
 // literatureFile is that source's database file in the data directory.
 const literatureFile = "literature.sqlite"
 
-// ImportLiteratureToWorkspace imports literature files and full texts (see
+// importLiteratureToWorkspace imports literature files and full texts (see
 // ImportLiterature) into the workspace's "literature" database and
 // registers it as a source. It returns the number of records in the corpus
 // afterwards.
-func (ws *Workspace) ImportLiteratureToWorkspace(ctx context.Context, files []string, opts evidence.ImportOptions, each func(evidence.ImportResult)) (int64, error) {
+func (ws *Workspace) importLiteratureToWorkspace(ctx context.Context, files []string, opts evidence.ImportOptions, each func(evidence.ImportResult)) (int64, error) {
 	path := filepath.Join(ws.DataDir(), literatureFile)
 	n, err := ws.ImportLiterature(ctx, path, files, opts, each)
 	if err != nil {
@@ -66,15 +66,9 @@ func (ws *Workspace) ImportLiteratureToWorkspace(ctx context.Context, files []st
 	return n, nil
 }
 
-// HasLiterature reports whether a database (a source name or a path) holds
-// a literature corpus.
-func (ws *Workspace) HasLiterature(ctx context.Context, db string) bool {
-	return ws.dbHolds(ctx, db, hasCorpus)
-}
-
-// LiteratureSources lists the registered sources that hold a literature
+// literatureSources lists the registered sources that hold a literature
 // corpus: those a review project can search.
-func (ws *Workspace) LiteratureSources(ctx context.Context) []string {
+func (ws *Workspace) literatureSources(ctx context.Context) []string {
 	return ws.sourcesHolding(ctx, hasCorpus)
 }
 

@@ -147,12 +147,6 @@ func (ws *Workspace) RemoveSource(name string) error {
 	})
 }
 
-// dbHolds is holds for a database named by a source name or a path.
-func (ws *Workspace) dbHolds(ctx context.Context, db string, holds func(context.Context, *sql.DB) (bool, error)) bool {
-	src, err := ws.Resolve(db)
-	return err == nil && ws.holds(ctx, src, holds)
-}
-
 // holds opens a source's database read-only and reports what holds says
 // of it; false when it cannot be opened or holds fails.
 func (ws *Workspace) holds(ctx context.Context, src Source, holds func(context.Context, *sql.DB) (bool, error)) bool {

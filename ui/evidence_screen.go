@@ -242,7 +242,7 @@ func (s *EvidenceScreen) OpenProject(name string) {
 func (s *EvidenceScreen) showNewDialog() {
 	if len(s.sources) == 0 {
 		dialog.ShowInformation("New review project", "No data source holds literature yet. Import a PubMed, MEDLINE, RIS or CSV export\n"+
-			"with Import…, or create the demo data (Data screen), which holds demo literature.", s.window)
+			"with Import…, or create the demo data (on the command line: clinsight demo init), which holds demo literature.", s.window)
 		return
 	}
 	name := widget.NewEntry()

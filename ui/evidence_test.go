@@ -551,7 +551,7 @@ func TestEvidenceScreenImportLiterature(t *testing.T) {
 	ws := newEmptyWorkspace(t)
 	s := newTestEvidenceScreen(t, ws.Reviews(), ws.Logger())
 	waitUntil(t, "the notice that there is no project yet", func() bool { return s.notice.Visible() })
-	if len(ws.LiteratureSources(context.Background())) != 0 {
+	if len(ws.Reviews().Sources(context.Background())) != 0 {
 		t.Fatal("a new workspace lists literature")
 	}
 
@@ -562,7 +562,7 @@ func TestEvidenceScreenImportLiterature(t *testing.T) {
 	}
 	onUI(t, func(testing.TB) { s.ImportLiterature(bad) })
 	waitIdle(t, s)
-	if got := ws.LiteratureSources(context.Background()); len(got) != 0 {
+	if got := ws.Reviews().Sources(context.Background()); len(got) != 0 {
 		t.Fatalf("a failed import registered %v", got)
 	}
 
@@ -570,7 +570,7 @@ func TestEvidenceScreenImportLiterature(t *testing.T) {
 		s.ImportLiterature(filepath.Join("..", "app", "evidence", "testdata", "pubmed_sample.xml"))
 	})
 	waitUntil(t, "the sources offered for a new review", func() bool { return slices.Contains(s.sources, app.LiteratureSourceName) })
-	if got := ws.LiteratureSources(context.Background()); !slices.Equal(got, []string{app.LiteratureSourceName}) {
+	if got := ws.Reviews().Sources(context.Background()); !slices.Equal(got, []string{app.LiteratureSourceName}) {
 		t.Fatalf("literature sources after the import: %v", got)
 	}
 	onUI(t, func(t testing.TB) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/clinsight/clinsight/localllm"
 )
@@ -193,28 +192,6 @@ func (s *Screener) ScreenAll(ctx context.Context, records []Record, opts ScreenO
 		results[i].Err = err
 	}
 	return results, ctx.Err()
-}
-
-// Rescore recomputes the scores of screened studies for edited criteria
-// (weights changed, criteria switched off) without calling the model.
-func Rescore(results []StudyResult, criteria []Criterion) {
-	for i := range results {
-		if results[i].Err == nil {
-			results[i].Score = Score(results[i].Verdicts, criteria)
-		}
-	}
-}
-
-// RankScreened orders results by score, best first; failed studies come
-// last; ties keep the input order.
-func RankScreened(results []StudyResult) {
-	sort.SliceStable(results, func(a, b int) bool {
-		ea, eb := results[a].Err != nil, results[b].Err != nil
-		if ea != eb {
-			return eb
-		}
-		return results[a].Score > results[b].Score
-	})
 }
 
 // Failed returns the errors of the studies that could not be screened,

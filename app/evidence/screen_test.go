@@ -157,21 +157,6 @@ func TestScore(t *testing.T) {
 	if got := Score([]Verdict{No}, testCriteria); !near(got, -1.0/4) {
 		t.Errorf("missing verdicts count as uncertain: %v", got)
 	}
-
-	// Rescore and rank follow edited criteria without the model.
-	res := []StudyResult{{Index: 0, Verdicts: []Verdict{No, No, Yes}}, {Index: 1, Err: errors.New("x")}, {Index: 2, Verdicts: []Verdict{Yes, Yes, No}}}
-	Rescore(res, testCriteria)
-	RankScreened(res)
-	if res[0].Index != 2 || res[1].Index != 0 || res[2].Index != 1 || !near(res[0].Score, 0.5) {
-		t.Errorf("ranked %+v", res)
-	}
-	cs = append([]Criterion(nil), testCriteria...)
-	cs[0].Disabled, cs[1].Disabled = true, true
-	Rescore(res, cs)
-	RankScreened(res)
-	if res[0].Index != 0 || res[0].Score != 1 || res[1].Score != -1 {
-		t.Errorf("re-ranked %+v", res)
-	}
 }
 
 // screenHandler answers screening requests after a delay, counting the
