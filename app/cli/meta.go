@@ -12,47 +12,66 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/meta"
+	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // metaFlags are the options of "clinsight meta".
 type metaFlags struct {
-	data, sheet, cols     string
-	filters               []string
-	measure, model        string
-	hk, skipMissing, json bool
-	level                 float64
-	plot, xlsx            string
+	data, sheet, cols          string
+	filters                    []string
+	measure, model, test       string
+	hk, peto, skipMissing      bool
+	json                       bool
+	level, add                 float64
+	to                         string
+	drop00                     bool
+	plot, xlsx, funnel, bubble string
+	subgroup, mods             string
+	egger, begg, contours      bool
+	trimfill                   string
+	leave1out, influence       bool
+	cumul                      bool
+	cumulBy                    string
 }
 
 func newMetaCmd(f *Factory) *cobra.Command {
 	var fl metaFlags
 	cmd := &cobra.Command{
-		Use:   "meta --data FILE --measure OR|RR|RD|MD|SMD|GIV|PR|PLO|PFT [--model EE|MH|DL|REML] [--hk]",
-		Short: "Meta-analysis of a study table (effect sizes, pooling, heterogeneity, forest plot)",
-		Long: `Computes each study's effect size and pools them as R's metafor does
-(rma.uni with EE, DL or REML, optionally with the Knapp–Hartung adjustment;
-rma.mh for MH). The data file is CSV or .xlsx with a header row and one
-study per row: 2x2 counts (ai, n1i, ci, n2i, or ai, bi, ci, di), means
-(m1i, sd1i, n1i, m2i, sd2i, n2i), a reported estimate with its CI
-(est, ci_lb, ci_ub, or sei), or the events and total of single-arm studies
-(xi, ni) for proportions, named as metafor does or mapped with --cols.
+		Use:   "meta --data FILE --measure OR|RR|RD|MD|SMD|GIV|PR|PLO|PFT [--model EE|MH|PETO|DL|REML|ML|HE|HS|SJ|PM|EB] [--hk]",
+		Short: "Meta-analysis of a study table (pooling, heterogeneity, subgroups, meta-regression, small-study effects, sensitivity)",
+		Long: `Computes each study's effect size and pools them as R's metafor 3.8-1 does:
+rma.uni with EE or a random-effects estimator of tau^2 (DL, REML, ML, HE,
+HS, SJ, PM, EB; metafor's control defaults), optionally with the
+Knapp-Hartung adjustment; rma.mh for MH; rma.peto for PETO (Peto's odds
+ratio). Random-effects results carry the Q-profile confidence intervals of
+tau^2, I^2 and H^2 (confint). The data file is CSV or .xlsx with a header
+row and one study per row: 2x2 counts (ai, n1i, ci, n2i, or ai, bi, ci,
+di), means (m1i, sd1i, n1i, m2i, sd2i, n2i), a reported estimate with its
+CI (est, ci_lb, ci_ub, or sei), or the events and total of single-arm
+studies (xi, ni) for proportions, named as metafor does or mapped with
+--cols.
 
-Proportions (response or toxicity rates) are pooled as metafor's PR (raw),
-PLO (logit, shown back-transformed) or PFT (Freeman–Tukey double arcsine,
-shown back-transformed at the harmonic mean study size, as
-transf.ipft.hm). PR and PLO add 1/2 to the events and non-events of studies
-with no events or only events; PFT needs no correction.
+Further analyses, each as metafor: --subgroup COL (one model per subgroup
+and the test for subgroup differences), --mods COL[,COL] (meta-regression:
+coefficients, QM, QE, R^2; text columns are categorical), --egger
+(regtest), --begg (ranktest), --trimfill[=L0|R0] (trimfill), --leave1out,
+--cumul [--cumul-by COL] and --influence (influence.rma.uni). An analysis
+that cannot be run (too few studies, ...) is reported and the others are
+still given. --funnel and --bubble draw the funnel plot (with filled
+studies after --trimfill) and the bubble plot of a one-moderator
+regression; --xlsx writes every table and plot with the settings used.
 
---json prints metafor's names (k, est, se, ci_lb, ci_ub, tau2, I2, QE, QEp,
-...), with est and its CI on the log scale for OR and RR as rma prints them
-(on the logit or double-arcsine scale for PLO and PFT, with the
-back-transformed values under "proportion"); the text summary shows ratios
-and proportions back-transformed.`,
-		Example: `  clinsight meta --data studies_2x2.csv --filter dataset=dat.bcg --measure RR --model REML
-  clinsight meta --data bcg.csv --cols study=author,ai=tpos,bi=tneg,ci=cpos,di=cneg --measure OR --model MH --json
-  clinsight meta --data trials.xlsx --sheet Data --measure SMD --model DL --hk --plot forest.svg --xlsx meta.xlsx
-  clinsight meta --data response.csv --cols study=Study,xi=n,ni=total --measure PFT --model REML --skip-missing`,
+--json prints metafor's names (k, est, se, ci_lb, ci_ub, tau2, tau2_ci_lb,
+tau2_ci_ub, I2, I2_ci_lb, I2_ci_ub, H2, QE, QEp, ...), with est and its CI
+on the log scale for OR and RR as rma prints them, plus "subgroups",
+"regression", "egger", "begg", "trimfill", "leave1out", "cumulative",
+"influence", the plain-language "summary" and "problems".`,
+		Example: `  clinsight meta --data studies_2x2.csv --filter dataset=dat.bcg --measure RR --model PM --hk
+  clinsight meta --data dat.bcg.csv --cols ` + "`" + `study=author,ai=tpos,bi=tneg,ci=cpos,di=cneg` + "`" + ` --measure RR --mods ablat,year --json
+  clinsight meta --data dat.bcg.csv --cols study=author,ai=tpos,bi=tneg,ci=cpos,di=cneg --measure RR --subgroup alloc --egger --begg --trimfill --funnel funnel.png
+  clinsight meta --data trials.csv --measure OR --peto --leave1out --cumul --cumul-by year --influence --xlsx meta.xlsx`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runMeta(cmd, f, fl)
@@ -64,45 +83,99 @@ and proportions back-transformed.`,
 	fs.StringArrayVar(&fl.filters, "filter", nil, "keep only rows where column=value, e.g. dataset=dat.bcg (repeatable: all must hold)")
 	fs.StringVar(&fl.cols, "cols", "", "column names in order (ai,n1i,ci,n2i; m1i,sd1i,n1i,m2i,sd2i,n2i; est,ci_lb,ci_ub; xi,ni) or field=column pairs (study=author,ai=tpos,bi=tneg,...)")
 	fs.StringVar(&fl.measure, "measure", "", "effect measure: OR, RR, RD (2x2 counts), MD, SMD (means), GIV or GIV.RATIO (estimate and CI), PR, PLO or PFT (single-arm proportions: events and total) (required)")
-	fs.StringVar(&fl.model, "model", "REML", "pooling: EE (common effect, inverse variance), MH (Mantel–Haenszel), DL or REML (random effects)")
+	fs.StringVar(&fl.model, "model", "REML", "pooling: EE (common effect, inverse variance), MH (Mantel–Haenszel), PETO (Peto odds ratio), or the random-effects tau^2 estimator DL, REML, ML, HE, HS, SJ, PM or EB")
+	fs.StringVar(&fl.model, "method", "REML", "the same as --model")
 	fs.BoolVar(&fl.hk, "hk", false, "Knapp–Hartung adjustment (t distribution), as metafor's test=\"knha\"")
+	fs.StringVar(&fl.test, "test", "", "z or knha (knha is the same as --hk)")
+	fs.BoolVar(&fl.peto, "peto", false, "Peto's odds ratio (the same as --model PETO --measure OR)")
 	fs.Float64Var(&fl.level, "level", 95, "confidence level in percent")
+	fs.Float64Var(&fl.add, "add", 0, "value added to the cells of zero-cell studies (metafor's add; default 1/2)")
+	fs.StringVar(&fl.to, "to", "", "which studies get --add: only0 (default), all, if0all or none (metafor's to)")
+	fs.BoolVar(&fl.drop00, "drop00", false, "drop studies with no events (or only events) in both groups, as metafor's drop00=TRUE")
 	fs.BoolVar(&fl.skipMissing, "skip-missing", false, "omit studies with missing (empty or NA) values, as metafor's na.omit, instead of failing")
+	fs.StringVar(&fl.subgroup, "subgroup", "", "column to split the studies by: one model per subgroup and the test for subgroup differences")
+	fs.StringVar(&fl.mods, "mods", "", "moderator columns for a meta-regression, comma-separated (text columns are categorical)")
+	fs.BoolVar(&fl.egger, "egger", false, "Egger's regression test for funnel-plot asymmetry (regtest)")
+	fs.BoolVar(&fl.begg, "begg", false, "Begg's rank correlation test (ranktest)")
+	fs.StringVar(&fl.trimfill, "trimfill", "", "trim and fill with estimator L0 or R0 (trimfill)")
+	fs.Lookup("trimfill").NoOptDefVal = "L0"
+	fs.BoolVar(&fl.leave1out, "leave1out", false, "leave-one-out analysis (leave1out)")
+	fs.BoolVar(&fl.cumul, "cumul", false, "cumulative meta-analysis (cumul), in data order or by --cumul-by")
+	fs.StringVar(&fl.cumulBy, "cumul-by", "", "numeric column ordering the cumulative analysis, e.g. year")
+	fs.BoolVar(&fl.influence, "influence", false, "influence diagnostics (influence.rma.uni)")
 	fs.BoolVar(&fl.json, "json", false, "print the result as JSON with metafor's names")
 	fs.StringVar(&fl.plot, "plot", "", "write the forest plot to this .png or .svg file")
-	fs.StringVar(&fl.xlsx, "xlsx", "", "write studies, pooled result, forest plot and provenance to this Excel workbook")
+	fs.StringVar(&fl.funnel, "funnel", "", "write the funnel plot to this .png or .svg file")
+	fs.BoolVar(&fl.contours, "contours", false, "contour-enhanced funnel plot (p < 0.10, 0.05, 0.01 shaded)")
+	fs.StringVar(&fl.bubble, "bubble", "", "write the bubble plot of a one-moderator regression (--mods) to this .png or .svg file")
+	fs.StringVar(&fl.xlsx, "xlsx", "", "write studies, results of every analysis, plots and provenance to this Excel workbook")
 	_ = cmd.MarkFlagRequired("data")
 	_ = cmd.MarkFlagRequired("measure")
 	return cmd
 }
 
-// runMeta loads, analyses, writes the requested files and prints.
-func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
+// metaOptions turns the flags into analysis options and a plan.
+func metaOptions(fl metaFlags) (meta.Options, meta.Plan, error) {
+	if fl.peto {
+		fl.model = "PETO"
+	}
 	measure, err := meta.ParseMeasure(fl.measure)
 	if err != nil {
-		return err
+		return meta.Options{}, meta.Plan{}, err
 	}
 	method, err := meta.ParseMethod(fl.model)
 	if err != nil {
-		return err
+		return meta.Options{}, meta.Plan{}, err
 	}
-	opts := meta.Options{Measure: measure, Method: method, Level: fl.level}
+	opts := meta.Options{Measure: measure, Method: method, Level: fl.level, Add: fl.add, To: meta.ZeroCells(strings.ToLower(fl.to)), Drop00: fl.drop00}
+	switch strings.ToLower(fl.test) {
+	case "", "z":
+	case "knha", "hk", "t":
+		fl.hk = true
+	default:
+		return meta.Options{}, meta.Plan{}, fmt.Errorf("--test %s: use z or knha", fl.test)
+	}
 	if fl.hk {
 		opts.Test = meta.TestKnHa
 	}
 	if err := opts.Validate(); err != nil {
+		return meta.Options{}, meta.Plan{}, err
+	}
+	tf := strings.ToUpper(fl.trimfill)
+	if tf != "" && tf != "L0" && tf != "R0" {
+		return meta.Options{}, meta.Plan{}, fmt.Errorf("--trimfill %s: use L0 or R0", fl.trimfill)
+	}
+	plan := meta.Plan{Subgroup: strings.TrimSpace(fl.subgroup), Egger: fl.egger, Begg: fl.begg, TrimFill: tf,
+		LeaveOneOut: fl.leave1out, Influence: fl.influence, Cumulative: fl.cumul || fl.cumulBy != "", CumulativeBy: strings.TrimSpace(fl.cumulBy)}
+	for _, m := range strings.Split(fl.mods, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			plan.Mods = append(plan.Mods, m)
+		}
+	}
+	if fl.bubble != "" && len(plan.Mods) != 1 {
+		return meta.Options{}, meta.Plan{}, fmt.Errorf("--bubble needs exactly one moderator in --mods")
+	}
+	return opts, plan, nil
+}
+
+// runMeta loads, analyses, writes the requested files and prints.
+func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
+	opts, plan, err := metaOptions(fl)
+	if err != nil {
 		return err
 	}
-	if fl.plot != "" {
-		if ext := strings.ToLower(filepath.Ext(fl.plot)); ext != ".png" && ext != ".svg" {
-			return fmt.Errorf("--plot %s: the file name must end in .png or .svg", fl.plot)
+	for flag, path := range map[string]string{"--plot": fl.plot, "--funnel": fl.funnel, "--bubble": fl.bubble} {
+		if path != "" {
+			if ext := strings.ToLower(filepath.Ext(path)); ext != ".png" && ext != ".svg" {
+				return fmt.Errorf("%s %s: the file name must end in .png or .svg", flag, path)
+			}
 		}
 	}
 	if fl.xlsx != "" && !strings.EqualFold(filepath.Ext(fl.xlsx), ".xlsx") {
 		return fmt.Errorf("--xlsx %s: the file name must end in .xlsx", fl.xlsx)
 	}
 
-	spec := meta.InputSpec{Kind: measure.Kind(), Sheet: fl.sheet, SkipMissing: fl.skipMissing}
+	spec := meta.InputSpec{Kind: opts.Measure.Kind(), Sheet: fl.sheet, SkipMissing: fl.skipMissing}
 	if spec.Columns, err = meta.ParseColumns(fl.cols, spec.Kind); err != nil {
 		return err
 	}
@@ -116,13 +189,19 @@ func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
 		}
 		spec.Where[col] = val
 	}
-	studies, err := meta.LoadFile(fl.data, spec)
+	svc := app.NewMeta()
+	ctx := cmd.Context()
+	studies, err := svc.Load(ctx, fl.data, spec, plan)
 	if err != nil {
 		return err
 	}
-	res, err := meta.Analyze(studies, opts)
+	rep, err := svc.Run(ctx, studies, opts, plan)
 	if err != nil {
 		return err
+	}
+	res := rep.Result
+	for _, p := range rep.Problems {
+		fmt.Fprintf(f.Err, "warning: %s\n", p)
 	}
 
 	if fl.plot != "" {
@@ -131,25 +210,68 @@ func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
 		}
 		fmt.Fprintf(f.Err, "wrote the forest plot to %s\n", fl.plot)
 	}
-	if fl.xlsx != "" {
-		var png bytes.Buffer
-		if err := meta.WriteForestPlot(&png, res, meta.PlotOptions{}); err != nil {
-			fmt.Fprintf(f.Err, "warning: the workbook has no forest plot: %v\n", oneLine(err))
-			png.Reset()
+	if fl.funnel != "" {
+		err := writeFileWith(fl.funnel, func(w io.Writer) error {
+			return meta.WriteFunnelPlot(w, res, meta.FunnelOptions{Format: filepath.Ext(fl.funnel), Contours: fl.contours, TrimFill: rep.TrimFill})
+		})
+		if err != nil {
+			return fmt.Errorf("writing the funnel plot %s: %w", fl.funnel, err)
 		}
+		fmt.Fprintf(f.Err, "wrote the funnel plot to %s\n", fl.funnel)
+	}
+	if fl.bubble != "" {
+		if rep.Regression == nil {
+			return fmt.Errorf("--bubble %s: the meta-regression could not be fitted", fl.bubble)
+		}
+		err := writeFileWith(fl.bubble, func(w io.Writer) error {
+			return meta.WriteBubblePlot(w, *rep.Regression, filepath.Ext(fl.bubble), 0)
+		})
+		if err != nil {
+			return fmt.Errorf("writing the bubble plot %s: %w", fl.bubble, err)
+		}
+		fmt.Fprintf(f.Err, "wrote the bubble plot to %s\n", fl.bubble)
+	}
+	if fl.xlsx != "" {
 		prov := meta.NewProvenance(f.Version, fl.data, spec)
-		if _, err := meta.ExportWorkbook(cmd.Context(), fl.xlsx, studies, res, png.Bytes(), prov); err != nil {
+		if _, err := svc.Export(ctx, fl.xlsx, studies, rep, plan, prov); err != nil {
 			return err
 		}
-		fmt.Fprintf(f.Err, "wrote %d studies and the pooled result to %s\n", len(studies), fl.xlsx)
+		fmt.Fprintf(f.Err, "wrote %d studies and the results to %s\n", len(studies), fl.xlsx)
 	}
 
 	if fl.json {
 		enc := json.NewEncoder(f.Out)
 		enc.SetEscapeHTML(false) // study labels such as "Ferguson & Simes"
-		return enc.Encode(res)
+		return enc.Encode(metaOutput{Summary: res.Summary(), Report: &rep})
 	}
-	return writeMetaText(f.Out, res)
+	if err := writeMetaText(f.Out, res); err != nil {
+		return err
+	}
+	return writeReportText(f.Out, rep)
+}
+
+// metaOutput is the JSON of "clinsight meta": the pooled result with
+// metafor's names and the planned analyses beside it.
+type metaOutput struct {
+	meta.Summary
+	*meta.Report
+}
+
+// writeFileWith writes a file through fn, atomically.
+func writeFileWith(path string, fn func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := fn(&buf); err != nil {
+		return err
+	}
+	af, err := atomicfile.Create(path, 0o644)
+	if err != nil {
+		return err
+	}
+	defer af.Discard()
+	if _, err := af.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return af.Commit()
 }
 
 // writeMetaText prints a readable summary: the pooled estimate (back-
@@ -190,6 +312,9 @@ func writeMetaText(w io.Writer, res meta.Result) error {
 	out.WriteString("\nHeterogeneity\n")
 	if res.IsRandom() {
 		fmt.Fprintf(&out, "  tau^2 = %s (SE %s), tau = %s\n", fmtNum(res.Tau2), fmtNum(res.SETau2), fmtNum(res.Tau))
+		if !math.IsNaN(res.Tau2CILB) {
+			fmt.Fprintf(&out, "  %s CI (Q-profile): tau^2 %s to %s, I^2 %.2f%% to %.2f%%, H^2 %s to %s\n", pct, fmtNum(res.Tau2CILB), fmtNum(res.Tau2CIUB), res.I2CILB, res.I2CIUB, fmtNum(res.H2CILB), fmtNum(res.H2CIUB))
+		}
 	}
 	fmt.Fprintf(&out, "  I^2 = %.2f%%, H^2 = %s\n", res.I2, fmtNum(res.H2))
 	fmt.Fprintf(&out, "  Q(df = %d) = %s, p %s\n\n", res.QEdf, fmtNum(res.QE), fmtPValue(res.QEp))
@@ -235,4 +360,79 @@ func fmtPValue(p float64) string {
 		return "< 0.0001"
 	}
 	return fmt.Sprintf("= %.4f", p)
+}
+
+// writeReportText prints the planned analyses after the pooled result and
+// the plain-language summary.
+func writeReportText(w io.Writer, rep meta.Report) error {
+	var out strings.Builder
+	res := rep.Result
+	b := res.Back
+	m := string(res.Measure)
+	if sa := rep.Subgroups; sa != nil {
+		fmt.Fprintf(&out, "\nSubgroups by %s\n", sa.Column)
+		tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  Subgroup\tk\t%s\tCI\ttau^2\tI^2\n", m)
+		for _, g := range sa.Groups {
+			r := g.Result
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s to %s\t%s\t%.1f%%\n", formatCell(g.Name), r.K, fmtNum(r.Back(r.Est)), fmtNum(r.Back(r.CILB)), fmtNum(r.Back(r.CIUB)), fmtNum(r.Tau2), r.I2)
+		}
+		_ = tw.Flush()
+		fmt.Fprintf(&out, "  Test for subgroup differences: Q(%d) = %s, p %s", sa.DF, fmtNum(float64(sa.QBetween)), fmtPValue(float64(sa.PBetween)))
+		if q := float64(sa.QPooled); !math.IsNaN(q) {
+			fmt.Fprintf(&out, "; with a common tau^2: QM = %s, p %s", fmtNum(q), fmtPValue(float64(sa.PPooled)))
+		}
+		out.WriteString("\n")
+	}
+	if g := rep.Regression; g != nil {
+		fmt.Fprintf(&out, "\nMeta-regression on %s (k = %d)\n", strings.Join(g.Mods, " + "), g.K)
+		tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  Term\testimate\tse\t%s\tp\tCI\n", g.Test)
+		for _, c := range g.Coefficients {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s to %s\n", formatCell(c.Term), fmtNum(float64(c.Est)), fmtNum(float64(c.SE)), fmtNum(float64(c.Stat)), strings.TrimPrefix(fmtPValue(float64(c.Pval)), "= "), fmtNum(float64(c.CILB)), fmtNum(float64(c.CIUB)))
+		}
+		_ = tw.Flush()
+		fmt.Fprintf(&out, "  QM = %s, p %s; QE(%d) = %s, p %s; tau^2 = %s; R^2 = %s%%\n", fmtNum(float64(g.QM)), fmtPValue(float64(g.QMp)), g.QEdf, fmtNum(float64(g.QE)), fmtPValue(float64(g.QEp)), fmtNum(float64(g.Tau2)), fmtNum(float64(g.R2)))
+	}
+	if e := rep.Egger; e != nil {
+		fmt.Fprintf(&out, "\nEgger's test: %s = %s, p %s; limit estimate %s (%s to %s)\n", map[bool]string{true: "t", false: "z"}[e.DF > 0], fmtNum(float64(e.Stat)), fmtPValue(float64(e.Pval)), fmtNum(b(float64(e.Limit))), fmtNum(b(float64(e.LimitCILB))), fmtNum(b(float64(e.LimitCIUB))))
+	}
+	if bt := rep.Begg; bt != nil {
+		fmt.Fprintf(&out, "Begg's test: Kendall's tau = %s, p %s\n", fmtNum(float64(bt.Tau)), fmtPValue(float64(bt.Pval)))
+	}
+	if tf := rep.TrimFill; tf != nil {
+		r := tf.Result
+		fmt.Fprintf(&out, "Trim and fill (%s): %d missing on the %s side; adjusted %s %s (%s to %s)\n", tf.Estimator, tf.K0, tf.Side, m, fmtNum(r.Back(r.Est)), fmtNum(r.Back(r.CILB)), fmtNum(r.Back(r.CIUB)))
+	}
+	sens := func(title string, rows []meta.SensitivityRow) {
+		if len(rows) == 0 {
+			return
+		}
+		fmt.Fprintf(&out, "\n%s\n", title)
+		tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  Study\t%s\tCI\tp\ttau^2\tI^2\n", m)
+		for _, r := range rows {
+			fmt.Fprintf(tw, "  %s\t%s\t%s to %s\t%s\t%s\t%s\n", formatCell(r.Study), fmtNum(b(float64(r.Est))), fmtNum(b(float64(r.CILB))), fmtNum(b(float64(r.CIUB))), strings.TrimPrefix(fmtPValue(float64(r.Pval)), "= "), fmtNum(float64(r.Tau2)), fmtNum(float64(r.I2)))
+		}
+		_ = tw.Flush()
+	}
+	sens("Leave-one-out (each row without the study)", rep.LeaveOneOut)
+	sens("Cumulative (each row adds the study)", rep.Cumulative)
+	if len(rep.Influence) > 0 {
+		out.WriteString("\nInfluence diagnostics\n")
+		tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  Study\trstudent\tdffits\tcook.d\tcov.r\ttau2.del\tQE.del\that\tweight\tinf\n")
+		for _, r := range rep.Influence {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", formatCell(r.Study), fmtNum(float64(r.RStudent)), fmtNum(float64(r.DFFITS)), fmtNum(float64(r.CookD)), fmtNum(float64(r.CovR)), fmtNum(float64(r.Tau2Del)), fmtNum(float64(r.QEDel)), fmtNum(float64(r.Hat)), fmtNum(float64(r.Weight)), map[bool]string{true: "*", false: ""}[r.Influential])
+		}
+		_ = tw.Flush()
+	}
+	if len(rep.Sentences) > 0 {
+		out.WriteString("\nIn words\n")
+		for _, s := range rep.Sentences {
+			fmt.Fprintf(&out, "  %s\n", s)
+		}
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
 }

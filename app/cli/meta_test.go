@@ -260,7 +260,7 @@ func TestMetaCLIPlotAndWorkbook(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "wrote the forest plot to "+pngPath) || !strings.Contains(stderr, "wrote 13 studies and the pooled result to "+xlsx) {
+	if !strings.Contains(stderr, "wrote the forest plot to "+pngPath) || !strings.Contains(stderr, "wrote 13 studies and the results to "+xlsx) {
 		t.Errorf("stderr %q", stderr)
 	}
 	pf, err := os.Open(pngPath)
@@ -286,7 +286,7 @@ func TestMetaCLIPlotAndWorkbook(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wb.Close()
-	if got := strings.Join(wb.GetSheetList(), ","); got != "Studies,Pooled,Forest plot,Provenance" {
+	if got := strings.Join(wb.GetSheetList(), ","); got != "Studies,Pooled,Summary,Forest plot,Funnel plot,Provenance" {
 		t.Errorf("sheets %s", got)
 	}
 	studies, _ := wb.GetRows("Studies")
