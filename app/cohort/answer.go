@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/clinsight/clinsight/app/omop"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm"
 )
@@ -176,6 +177,15 @@ type Answer struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Settings records the pipeline's parameters for provenance.
 	Settings Settings `json:"settings"`
+	// ConceptSets are the question's resolved concept sets (OMOP sources);
+	// UnresolvedTerms the terms no concept was found for; ConceptsFrom
+	// says where the terms came from (ConceptsFromModel, ...).
+	ConceptSets     []omop.ConceptSet `json:"concept_sets,omitempty"`
+	UnresolvedTerms []omop.Term       `json:"unresolved_terms,omitempty"`
+	ConceptsFrom    string            `json:"concepts_from,omitempty"`
+	// Template names the LLM-free template that answered, "" when the
+	// model wrote the SQL.
+	Template string `json:"template,omitempty"`
 }
 
 // Settings are the parameters a question ran with.
@@ -287,6 +297,8 @@ const (
 	EventResult EventKind = "result"
 	// EventDelta: a piece of the explanation (Text is set).
 	EventDelta EventKind = "delta"
+	// EventConcepts: the concept sets were resolved (ConceptSets is set).
+	EventConcepts EventKind = "concepts"
 )
 
 // Event reports progress of a question to a front end, in order, on the
@@ -299,6 +311,8 @@ type Event struct {
 	Result    *datasets.Result
 	SQL       string
 	Text      string
+	// ConceptSets are the resolved concept sets (EventConcepts).
+	ConceptSets []omop.ConceptSet
 }
 
 // digestChars bounds a result digest, which goes into the prompt of every

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 // retrieved tables with their scores on "Retrieval", and a Provenance
 // sheet with the question, the SQL, the attempts, the models, the data
 // source, the settings and the explanation with its unverified numbers.
+// For an OMOP source, a Definition sheet describes the cohort (entry
+// event, inclusion criteria, concept sets) and the concept sets are also
+// written beside the workbook as ATLAS JSON (ConceptSetsPath).
 // The file is written atomically; progress, if not nil, receives the rows
 // written.
 func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion string, progress func(rows int64)) (export.Summary, error) {
@@ -29,6 +33,10 @@ func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion st
 	}
 	if ans.Retrieval != nil {
 		tables = append(tables, export.Table{Name: "Retrieval", Columns: []string{"table", "score", "similarity", "evidence"}, Rows: retrievalRows(ans.Retrieval)})
+	}
+	if len(ans.ConceptSets) > 0 { // OMOP: the cohort definition and its concept sets
+		cols, rows := DefinitionRows(ans)
+		tables = append(tables, export.Table{Name: "Definition", Columns: cols, Rows: rowsOf(rows)})
 	}
 	prov := export.Provenance{AppVersion: appVersion, DataSource: ans.DataSource, Query: ans.SQL, Models: ans.Models, Created: time.Now()}
 	prov.Add("Question", ans.Question)
@@ -71,7 +79,14 @@ func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion st
 	if ans.Message != "" {
 		prov.Add("Note", ans.Message)
 	}
-	return export.WriteWorkbook(ctx, path, tables, prov, export.Options{Progress: progress})
+	if len(ans.ConceptSets) > 0 {
+		prov.Add("Concept sets (ATLAS JSON)", filepath.Base(ConceptSetsPath(path)))
+	}
+	sum, err := export.WriteWorkbook(ctx, path, tables, prov, export.Options{Progress: progress})
+	if err == nil && len(ans.ConceptSets) > 0 {
+		err = WriteConceptSets(ConceptSetsPath(path), ans.ConceptSets)
+	}
+	return sum, err
 }
 
 func rowsOf(rows [][]any) iter.Seq2[[]any, error] {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinsight/clinsight/app/omop"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm"
 )
@@ -85,6 +86,10 @@ type Config struct {
 	// OnClose, if set, is called by Pipeline.Close to release what the
 	// pipeline was built on (the runner's connections).
 	OnClose func() error
+	// Concepts, set for OMOP CDM sources, resolves the question's clinical
+	// terms to concept sets before generation (and lets questions be
+	// answered by templates without a model).
+	Concepts ConceptResolver
 }
 
 // Pipeline answers plain-English questions about one SQLite database with
@@ -99,6 +104,8 @@ type Pipeline struct {
 	facts  Facts
 	log    *slog.Logger
 	schema *localllm.Schema
+	// conceptSchema is the JSON schema of the concept-term reply.
+	conceptSchema *localllm.Schema
 }
 
 // classifySchema is the JSON schema of the classify-and-generate reply.
@@ -135,7 +142,7 @@ func New(ctx context.Context, cfg Config) (*Pipeline, error) {
 		cfg.Clock = time.Now
 	}
 	p := &Pipeline{cfg: cfg, index: cfg.Index, cat: cfg.Index.Catalog(), log: cfg.Logger,
-		schema: localllm.MustParseSchema(classifySchema)}
+		schema: localllm.MustParseSchema(classifySchema), conceptSchema: localllm.MustParseSchema(conceptsSchema)}
 	if p.log == nil {
 		p.log = slog.Default()
 	}
@@ -199,6 +206,10 @@ type Request struct {
 	// History holds the earlier turns of the conversation, oldest first;
 	// the last one is what a follow-up refers to.
 	History []Turn
+	// ConceptSets, on an OMOP source, are concept sets the user edited
+	// (a concept removed or added): used as given instead of resolving the
+	// question's terms again. nil resolves them.
+	ConceptSets []omop.ConceptSet
 }
 
 // Validate checks a request.
@@ -313,6 +324,9 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 		return ans, nil
 	}
 	if p.cfg.Chat == nil {
+		if p.cfg.Concepts != nil {
+			return r.askTemplate(ctx, req)
+		}
 		return r.fail(errors.New("no model client is configured"))
 	}
 	question := ans.Question
@@ -337,9 +351,19 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 		return r.stop(StatusRefused, cat.Explain()+" ("+reason+")"), nil
 	}
 
+	// 2b. Concept sets (OMOP sources).
+	if p.cfg.Concepts != nil {
+		if err := r.resolveConcepts(ctx, req); err != nil {
+			return r.fail(err)
+		}
+		MergeConceptTables(ans.Retrieval, p.cat, ans.ConceptSets, p.cfg.TopK)
+		r.emit(Event{Kind: EventRetrieved, Retrieval: ans.Retrieval})
+	}
+
 	// 3. Classify and generate in one call.
 	now, note := p.facts.now(p.cfg.Clock)
-	gen := generateData{Schema: p.cat.Text(ans.Tables()...), Now: now, NowNote: note, Period: p.facts.Period(), Values: ans.Retrieval.Values}
+	gen := generateData{Schema: p.cat.Text(ans.Tables()...), Now: now, NowNote: note, Period: p.facts.Period(), Values: ans.Retrieval.Values,
+		ConceptSets: conceptPrompts(ans.ConceptSets)}
 	system := render("generate.tmpl", gen)
 	user := render("question.tmpl", questionData{History: req.History, Question: question})
 	var out struct {

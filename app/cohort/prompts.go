@@ -34,6 +34,7 @@ type generateData struct {
 	Schema, Now, NowNote, Period string
 	Repair                       bool
 	Values                       []ValueHit
+	ConceptSets                  []conceptSetPrompt
 }
 
 // questionData feeds question.tmpl.
