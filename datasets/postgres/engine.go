@@ -241,11 +241,14 @@ func (e *Engine) withTx(ctx context.Context, setPath bool, f func(*pgx.Conn) err
 	// One round trip of fixed text (the schema names are quoted): the
 	// transaction is read-only before any user text reaches the server,
 	// and the trailing SELECT takes the snapshot after which its mode can
-	// no longer be changed.
+	// no longer be changed. Dates, intervals and floats are written the
+	// same way whatever the role's defaults (ISO dates as SQLite sources
+	// hold them, shortest exact floats).
 	setup := fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY; "+
 		"SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+
 		"SET LOCAL idle_in_transaction_session_timeout = %d; "+
-		"SET LOCAL standard_conforming_strings = on; %sSELECT 1",
+		"SET LOCAL standard_conforming_strings = on; SET LOCAL DateStyle = 'ISO, YMD'; "+
+		"SET LOCAL IntervalStyle = postgres; SET LOCAL extra_float_digits = 1; %sSELECT 1",
 		ms, ms, ms+(10*cancelGrace).Milliseconds(), path)
 	if _, err := pc.Conn().PgConn().Exec(ctx, setup).ReadAll(); err != nil {
 		return fmt.Errorf("start a read-only transaction: %w", err)

@@ -15,6 +15,8 @@ import (
 
 func TestQueryValuesAndTypes(t *testing.T) {
 	d := newTestDB(t)
+	// A role whose defaults write dates another way: results are ISO all the same.
+	d.c.Exec(t, d.name, "ALTER DATABASE "+d.name+" SET DateStyle = 'SQL, DMY'")
 	e := d.open(t, datasets.RunnerOptions{})
 	res, err := e.Query(context.Background(),
 		`SELECT subject_id, gender, anchor_age::int8 AS age8, dob, note, photo, score, weight, alive
