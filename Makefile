@@ -40,7 +40,14 @@ deps-build: check-go
 	  echo "installing build packages: $(BUILD_PKGS)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(BUILD_PKGS); }
 
+# Debian packages the tests need: PostgreSQL 15 (the tests start their own throw-away
+# cluster with initdb + pg_ctl in a temp directory, Unix socket only; no system service).
+TEST_PKGS   := postgresql
+
 deps-test: check-go
+	@dpkg -s $(TEST_PKGS) >/dev/null 2>&1 || { \
+	  echo "installing test packages: $(TEST_PKGS)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(TEST_PKGS); }
 	@[ -x "$(STATICCHECK)" ] || { echo "installing staticcheck v0.8.2"; $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2; }
 
 fmt-check:
