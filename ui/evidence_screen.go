@@ -218,9 +218,16 @@ func (s *EvidenceScreen) projectChosen(name string) {
 	s.OpenProject(name)
 }
 
-// OpenProject opens a saved project (off the UI goroutine) and shows it.
+// OpenProject opens a saved project (off the UI goroutine, after the one
+// open has saved its last changes) and shows it.
 func (s *EvidenceScreen) OpenProject(name string) {
+	old := s.review
 	go func() {
+		if old != nil {
+			if err := old.Close(); err != nil {
+				s.logger.Error("evidence screen: saving the review project", "err", err)
+			}
+		}
 		r, err := s.svc.Open(name)
 		fyne.Do(func() {
 			if err != nil {
