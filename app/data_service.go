@@ -201,12 +201,6 @@ func (d *Data) ImportMIMIC(ctx context.Context, dir string, opts datasets.MIMICO
 // Export writes a query result and its provenance to an .xlsx workbook
 // (temp file + rename: an error or cancel leaves no file).
 func (d *Data) Export(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, progress func(rows int64)) (export.Summary, error) {
-	return ExportResult(ctx, path, res, prov, progress)
-}
-
-// ExportResult writes a query result and its provenance to an .xlsx
-// workbook (temp file + rename: an error or cancel leaves no file).
-func ExportResult(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, progress func(rows int64)) (export.Summary, error) {
 	table := export.Table{Name: "Results", Columns: res.ColumnNames(), Rows: resultRows(res)}
 	if n := res.Notice(); n != "" {
 		prov.Add("Truncated", "yes: "+n)

@@ -152,17 +152,28 @@ func TestSourcesAndUpdateConfig(t *testing.T) {
 	if err := ws.AddSource(Source{Name: "local", Path: "local.sqlite", Kind: SourceCSV}); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := ws.ResolveDB("EHR"); p != "/data/ehr.sqlite" {
-		t.Errorf("source by name (case-insensitive): %s", p)
+	if s, _ := ws.Resolve("EHR"); s.Path != "/data/ehr.sqlite" || s.Name != "ehr" || s.Label() != "ehr" {
+		t.Errorf("source by name (case-insensitive): %+v", s)
 	}
-	if p, _ := ws.ResolveDB("local"); p != filepath.Join(ws.DataDir(), "local.sqlite") {
-		t.Errorf("relative source path: %s", p)
+	if s, _ := ws.Resolve("local"); s.Path != filepath.Join(ws.DataDir(), "local.sqlite") || s.Kind != SourceCSV {
+		t.Errorf("relative source path: %+v", s)
 	}
-	if p, _ := ws.ResolveDB("some/file.db"); !filepath.IsAbs(p) {
-		t.Errorf("file path not made absolute: %s", p)
+	if s, _ := ws.Resolve(filepath.Join(ws.DataDir(), "local.sqlite")); s.Name != "local" {
+		t.Errorf("the file of a registered source is that source: %+v", s)
 	}
-	if _, err := ws.ResolveDB(""); err == nil {
-		t.Error("empty --db accepted")
+	if s, _ := ws.Resolve("some/file.db"); !filepath.IsAbs(s.Path) || s.Name != "" || s.Label() != s.Path {
+		t.Errorf("file path not made absolute: %+v", s)
+	}
+	if _, err := ws.Resolve(" "); !errors.Is(err, ErrNoSource) {
+		t.Errorf("no source: %v", err)
+	}
+	for _, s := range ws.Sources() {
+		if !filepath.IsAbs(s.Path) {
+			t.Errorf("listed source not resolved: %+v", s)
+		}
+	}
+	if got := ws.Config().Sources; got[1].Path != "local.sqlite" {
+		t.Errorf("resolving changed the settings: %+v", got)
 	}
 	for _, bad := range []Source{{Name: "", Path: "x", Kind: SourceCSV}, {Name: "a/b", Path: "x", Kind: SourceCSV}, {Name: "x", Path: "", Kind: SourceCSV}, {Name: "x", Path: "p", Kind: "nope"}} {
 		if err := ws.AddSource(bad); err == nil {
