@@ -1,11 +1,8 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"image"
-	"image/png"
 	"log/slog"
 	"strings"
 	"sync"
@@ -18,93 +15,13 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/meta"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // pastedSource names pasted CSV text in messages and the provenance.
 const pastedSource = "pasted text"
-
-// metaLayout is one layout of study table the screen reads: which kind of
-// data, which columns can be mapped and which measures apply.
-type metaLayout struct {
-	label    string
-	kind     meta.Kind
-	fields   []string // metafor's field names, besides "study"
-	measures []meta.Measure
-}
-
-// metaLayouts lists the table layouts offered, the first being the default.
-func metaLayouts() []metaLayout {
-	return []metaLayout{
-		{"2x2 counts: events and totals (ai, n1i, ci, n2i)", meta.Binary, []string{"ai", "n1i", "ci", "n2i"}, []meta.Measure{meta.OR, meta.RR, meta.RD}},
-		{"2x2 counts: events and non-events (ai, bi, ci, di)", meta.Binary, []string{"ai", "bi", "ci", "di"}, []meta.Measure{meta.OR, meta.RR, meta.RD}},
-		{"Means, SDs and group sizes", meta.Continuous, []string{"m1i", "sd1i", "n1i", "m2i", "sd2i", "n2i"}, []meta.Measure{meta.MD, meta.SMD}},
-		{"Reported estimate with its CI", meta.Generic, []string{"est", "ci_lb", "ci_ub"}, []meta.Measure{meta.GENRatio, meta.GEN}},
-		{"Single-arm: events and total (xi, ni)", meta.Proportion, []string{"xi", "ni"}, []meta.Measure{meta.PFT, meta.PLO, meta.PR}},
-	}
-}
-
-// metaFieldHelp explains a column field in the mapping form.
-func metaFieldHelp(field string) string {
-	switch field {
-	case "study":
-		return "Study label"
-	case "ai":
-		return "Events, group 1"
-	case "bi":
-		return "Non-events, group 1"
-	case "n1i":
-		return "Total, group 1"
-	case "ci":
-		return "Events, group 2"
-	case "di":
-		return "Non-events, group 2"
-	case "n2i":
-		return "Total, group 2"
-	case "m1i":
-		return "Mean, group 1"
-	case "sd1i":
-		return "SD, group 1"
-	case "m2i":
-		return "Mean, group 2"
-	case "sd2i":
-		return "SD, group 2"
-	case "est":
-		return "Estimate"
-	case "ci_lb":
-		return "CI lower limit"
-	case "ci_ub":
-		return "CI upper limit"
-	}
-	return field
-}
-
-// metaModels lists the pooling methods offered for a kind of data.
-func metaModels(kind meta.Kind) []meta.Method {
-	if kind == meta.Binary {
-		return []meta.Method{meta.REML, meta.DL, meta.EE, meta.MH}
-	}
-	return []meta.Method{meta.REML, meta.DL, meta.EE}
-}
-
-// modelChoice labels a pooling method for the model list.
-func modelChoice(m meta.Method) string {
-	switch m {
-	case meta.REML:
-		return "REML — random effects"
-	case meta.DL:
-		return "DL — random effects (DerSimonian–Laird)"
-	case meta.EE:
-		return "EE — common effect (inverse variance)"
-	case meta.MH:
-		return "MH — common effect (Mantel–Haenszel)"
-	}
-	return string(m)
-}
-
-// measureChoice labels a measure for the measure list.
-func measureChoice(m meta.Measure) string { return fmt.Sprintf("%s — %s", m, m.Label()) }
 
 // MetaScreen runs a meta-analysis of a study table loaded from a CSV or
 // .xlsx file or pasted as CSV text: the user maps the columns, chooses the
@@ -115,6 +32,7 @@ type MetaScreen struct {
 	ctx     context.Context
 	window  fyne.Window
 	version string
+	svc     app.MetaService
 
 	openBtn     *widget.Button
 	paste       *widget.Entry
@@ -137,6 +55,10 @@ type MetaScreen struct {
 	summary     *widget.Table
 	notes       *widget.Label
 	plot        *canvas.Image
+	funnel      *canvas.Image
+	bubble      *canvas.Image
+	analysesTxt *widget.Label
+	analyses    *metaAnalysesForm
 	content     fyne.CanvasObject
 
 	// Owned by the UI goroutine.
@@ -149,8 +71,10 @@ type MetaScreen struct {
 	sourceText string // the pasted text, when sourcePath is ""
 	hasSource  bool
 	spec       meta.InputSpec // of the studies loaded
+	plan       meta.Plan      // of the report shown
 	studies    []meta.Study
 	res        meta.Result
+	report     meta.Report
 	hasResult  bool
 	plotPNG    []byte
 	stats      []meta.Statistic
@@ -163,7 +87,8 @@ type MetaScreen struct {
 
 // NewMetaScreen builds the Meta-analysis screen.
 func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScreen {
-	s := &MetaScreen{ctx: ctx, window: w, version: version, layouts: metaLayouts()}
+	s := &MetaScreen{ctx: ctx, window: w, version: version, layouts: metaLayouts(), svc: app.NewMeta()}
+	s.analyses = newMetaAnalysesForm(func() { s.Reload() })
 
 	s.openBtn = widget.NewButtonWithIcon("Open file…", theme.FolderOpenIcon(), s.chooseFile)
 	s.paste = widget.NewMultiLineEntry()
@@ -227,6 +152,12 @@ func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScre
 	s.plot.FillMode = canvas.ImageFillContain
 	s.plot.ScaleMode = canvas.ImageScaleSmooth
 	s.plot.SetMinSize(fyne.NewSize(360, 240))
+	s.funnel = canvas.NewImageFromImage(nil)
+	s.funnel.FillMode = canvas.ImageFillContain
+	s.bubble = canvas.NewImageFromImage(nil)
+	s.bubble.FillMode = canvas.ImageFillContain
+	s.analysesTxt = widget.NewLabel("")
+	s.analysesTxt.TextStyle = fyne.TextStyle{Monospace: true}
 
 	s.updating = true
 	s.layoutSel.SetSelectedIndex(0)
@@ -253,8 +184,14 @@ func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScre
 		container.NewGridWithColumns(2, s.measureSel, s.modelSel),
 		container.NewBorder(nil, nil, s.hk, s.exportBtn),
 	)
-	left := container.NewScroll(source) // scrolls both ways, so narrow windows still fit
-	results := container.NewVSplit(s.plot, container.NewBorder(nil, s.notes, nil, nil, s.summary))
+	left := container.NewScroll(container.NewVBox(source, s.analyses.card())) // scrolls both ways, so narrow windows still fit
+	plots := container.NewAppTabs(
+		container.NewTabItem("Forest plot", s.plot),
+		container.NewTabItem("Funnel plot", s.funnel),
+		container.NewTabItem("Bubble plot", s.bubble),
+		container.NewTabItem("Analyses", container.NewScroll(s.analysesTxt)),
+	)
+	results := container.NewVSplit(plots, container.NewBorder(nil, container.NewVScroll(s.notes), nil, nil, s.summary))
 	results.Offset = 0.6
 	right := container.NewBorder(container.NewVBox(toolbar, s.status), nil, nil, nil, results)
 	split := container.NewHSplit(left, right)
@@ -446,6 +383,8 @@ func (s *MetaScreen) Reload() {
 		return
 	}
 	path, text := s.sourcePath, s.sourceText
+	plan := s.analyses.plan()
+	svc, ctx := s.svc, s.ctx
 	name := pastedSource
 	if path != "" {
 		name = path
@@ -456,9 +395,9 @@ func (s *MetaScreen) Reload() {
 		var studies []meta.Study
 		var err error
 		if path != "" {
-			studies, err = meta.LoadFile(path, spec)
+			studies, err = svc.Load(ctx, path, spec, plan)
 		} else {
-			studies, err = meta.LoadCSV(strings.NewReader(text), spec)
+			studies, err = svc.Parse(ctx, text, spec, plan)
 		}
 		fyne.Do(func() {
 			defer s.done()
@@ -480,8 +419,8 @@ func (s *MetaScreen) Reload() {
 	}()
 }
 
-// analyse pools the loaded studies with the chosen measure and model and
-// draws the forest plot, off the UI goroutine.
+// analyse pools the loaded studies with the chosen measure and model, runs
+// the chosen further analyses and draws the plots, off the UI goroutine.
 func (s *MetaScreen) analyse() {
 	if s.studies == nil {
 		return
@@ -490,21 +429,15 @@ func (s *MetaScreen) analyse() {
 	if s.hk.Checked && !s.hk.Disabled() {
 		opts.Test = meta.TestKnHa
 	}
-	studies := s.studies
+	studies, plan, contours := s.studies, s.analyses.plan(), s.analyses.contours.Checked
+	svc, ctx := s.svc, s.ctx
 	gen := s.nextGen()
 	s.status.SetText("Analysing…")
 	go func() {
-		res, err := meta.Analyze(studies, opts)
-		var plotPNG []byte
-		var img image.Image
+		rep, err := svc.Run(ctx, studies, opts, plan)
+		var fig metaFigures
 		if err == nil {
-			var buf bytes.Buffer
-			if perr := meta.WriteForestPlot(&buf, res, meta.PlotOptions{}); perr == nil {
-				plotPNG = buf.Bytes()
-				img, _ = png.Decode(bytes.NewReader(plotPNG))
-			} else {
-				slog.Warn("meta screen: drawing the forest plot", "err", perr)
-			}
+			fig = drawMetaFigures(rep, contours)
 		}
 		fyne.Do(func() {
 			defer s.done()
@@ -518,9 +451,13 @@ func (s *MetaScreen) analyse() {
 				return
 			}
 			s.hideError()
-			s.res, s.hasResult, s.plotPNG = res, true, plotPNG
+			res := rep.Result
+			s.res, s.report, s.plan, s.hasResult, s.plotPNG = res, rep, plan, true, fig.forestPNG
 			s.stats = s.stats[:0]
-			var notes []string
+			notes := append([]string(nil), rep.Sentences...)
+			for _, p := range rep.Problems {
+				notes = append(notes, "Not computed — "+p)
+			}
 			for _, st := range res.Statistics() {
 				if st.Key == "note" {
 					notes = append(notes, "• "+st.Value.(string))
@@ -530,8 +467,11 @@ func (s *MetaScreen) analyse() {
 			}
 			s.summary.Refresh()
 			s.notes.SetText(strings.Join(notes, "\n"))
-			s.plot.Image = img
+			s.plot.Image, s.funnel.Image, s.bubble.Image = fig.forest, fig.funnel, fig.bubble
 			s.plot.Refresh()
+			s.funnel.Refresh()
+			s.bubble.Refresh()
+			s.analysesTxt.SetText(fig.text)
 			s.exportBtn.Enable()
 			s.status.SetText(fmt.Sprintf("%s, %s: k = %d", res.ModelLabel(), res.Measure.Label(), res.K))
 		})
@@ -540,11 +480,14 @@ func (s *MetaScreen) analyse() {
 
 // clearResult forgets the shown result.
 func (s *MetaScreen) clearResult() {
-	s.res, s.hasResult, s.plotPNG, s.stats = meta.Result{}, false, nil, nil
+	s.res, s.report, s.hasResult, s.plotPNG, s.stats = meta.Result{}, meta.Report{}, false, nil, nil
 	s.summary.Refresh()
 	s.notes.SetText("")
-	s.plot.Image = nil
+	s.plot.Image, s.funnel.Image, s.bubble.Image = nil, nil, nil
 	s.plot.Refresh()
+	s.funnel.Refresh()
+	s.bubble.Refresh()
+	s.analysesTxt.SetText("")
 	s.exportBtn.Disable()
 }
 
@@ -580,14 +523,14 @@ func (s *MetaScreen) stale(gen int) bool {
 	return gen != s.gen
 }
 
-// ExportWorkbook writes the studies, the pooled result, the forest plot
-// and the provenance to an Excel workbook at path, with progress and
+// ExportWorkbook writes the studies, the pooled result, the further
+// analyses, the plots and the provenance to an Excel workbook at path, with progress and
 // Cancel; nothing is left at path on an error or Cancel.
 func (s *MetaScreen) ExportWorkbook(path string) {
 	if !s.hasResult {
 		return
 	}
-	studies, res, plotPNG := s.studies, s.res, s.plotPNG
+	studies, rep, plan, svc := s.studies, s.report, s.plan, s.svc
 	source := s.sourcePath
 	if source == "" {
 		source = pastedSource
@@ -595,7 +538,7 @@ func (s *MetaScreen) ExportWorkbook(path string) {
 	prov := meta.NewProvenance(s.version, source, s.spec)
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		report(progress.Report{Stage: "Writing " + path})
-		_, err := meta.ExportWorkbook(ctx, path, studies, res, plotPNG, prov)
+		_, err := svc.Export(ctx, path, studies, rep, plan, prov)
 		return err
 	}, func(err error) {
 		defer s.done()
@@ -603,7 +546,7 @@ func (s *MetaScreen) ExportWorkbook(path string) {
 			showError(s.window, err)
 			return
 		}
-		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %d studies, the pooled result and the forest plot to %s", len(studies), path), s.window)
+		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %d studies, the results of every analysis and the plots to %s", len(studies), path), s.window)
 	})
 }
 

@@ -127,7 +127,7 @@ func TestMetaScreenBCG(t *testing.T) {
 		t.Fatalf("exported workbook: %v", err)
 	}
 	defer wb.Close()
-	if got := strings.Join(wb.GetSheetList(), ","); got != "Studies,Pooled,Forest plot,Provenance" {
+	if got := strings.Join(wb.GetSheetList(), ","); got != "Studies,Pooled,Summary,Forest plot,Funnel plot,Provenance" {
 		t.Errorf("sheets %s", got)
 	}
 	rows, _ := wb.GetRows("Studies")

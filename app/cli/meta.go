@@ -247,7 +247,7 @@ func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
 	if err := writeMetaText(f.Out, res); err != nil {
 		return err
 	}
-	return writeReportText(f.Out, rep)
+	return rep.WriteText(f.Out)
 }
 
 // metaOutput is the JSON of "clinsight meta": the pooled result with
@@ -360,79 +360,4 @@ func fmtPValue(p float64) string {
 		return "< 0.0001"
 	}
 	return fmt.Sprintf("= %.4f", p)
-}
-
-// writeReportText prints the planned analyses after the pooled result and
-// the plain-language summary.
-func writeReportText(w io.Writer, rep meta.Report) error {
-	var out strings.Builder
-	res := rep.Result
-	b := res.Back
-	m := string(res.Measure)
-	if sa := rep.Subgroups; sa != nil {
-		fmt.Fprintf(&out, "\nSubgroups by %s\n", sa.Column)
-		tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  Subgroup\tk\t%s\tCI\ttau^2\tI^2\n", m)
-		for _, g := range sa.Groups {
-			r := g.Result
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s to %s\t%s\t%.1f%%\n", formatCell(g.Name), r.K, fmtNum(r.Back(r.Est)), fmtNum(r.Back(r.CILB)), fmtNum(r.Back(r.CIUB)), fmtNum(r.Tau2), r.I2)
-		}
-		_ = tw.Flush()
-		fmt.Fprintf(&out, "  Test for subgroup differences: Q(%d) = %s, p %s", sa.DF, fmtNum(float64(sa.QBetween)), fmtPValue(float64(sa.PBetween)))
-		if q := float64(sa.QPooled); !math.IsNaN(q) {
-			fmt.Fprintf(&out, "; with a common tau^2: QM = %s, p %s", fmtNum(q), fmtPValue(float64(sa.PPooled)))
-		}
-		out.WriteString("\n")
-	}
-	if g := rep.Regression; g != nil {
-		fmt.Fprintf(&out, "\nMeta-regression on %s (k = %d)\n", strings.Join(g.Mods, " + "), g.K)
-		tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  Term\testimate\tse\t%s\tp\tCI\n", g.Test)
-		for _, c := range g.Coefficients {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s to %s\n", formatCell(c.Term), fmtNum(float64(c.Est)), fmtNum(float64(c.SE)), fmtNum(float64(c.Stat)), strings.TrimPrefix(fmtPValue(float64(c.Pval)), "= "), fmtNum(float64(c.CILB)), fmtNum(float64(c.CIUB)))
-		}
-		_ = tw.Flush()
-		fmt.Fprintf(&out, "  QM = %s, p %s; QE(%d) = %s, p %s; tau^2 = %s; R^2 = %s%%\n", fmtNum(float64(g.QM)), fmtPValue(float64(g.QMp)), g.QEdf, fmtNum(float64(g.QE)), fmtPValue(float64(g.QEp)), fmtNum(float64(g.Tau2)), fmtNum(float64(g.R2)))
-	}
-	if e := rep.Egger; e != nil {
-		fmt.Fprintf(&out, "\nEgger's test: %s = %s, p %s; limit estimate %s (%s to %s)\n", map[bool]string{true: "t", false: "z"}[e.DF > 0], fmtNum(float64(e.Stat)), fmtPValue(float64(e.Pval)), fmtNum(b(float64(e.Limit))), fmtNum(b(float64(e.LimitCILB))), fmtNum(b(float64(e.LimitCIUB))))
-	}
-	if bt := rep.Begg; bt != nil {
-		fmt.Fprintf(&out, "Begg's test: Kendall's tau = %s, p %s\n", fmtNum(float64(bt.Tau)), fmtPValue(float64(bt.Pval)))
-	}
-	if tf := rep.TrimFill; tf != nil {
-		r := tf.Result
-		fmt.Fprintf(&out, "Trim and fill (%s): %d missing on the %s side; adjusted %s %s (%s to %s)\n", tf.Estimator, tf.K0, tf.Side, m, fmtNum(r.Back(r.Est)), fmtNum(r.Back(r.CILB)), fmtNum(r.Back(r.CIUB)))
-	}
-	sens := func(title string, rows []meta.SensitivityRow) {
-		if len(rows) == 0 {
-			return
-		}
-		fmt.Fprintf(&out, "\n%s\n", title)
-		tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  Study\t%s\tCI\tp\ttau^2\tI^2\n", m)
-		for _, r := range rows {
-			fmt.Fprintf(tw, "  %s\t%s\t%s to %s\t%s\t%s\t%s\n", formatCell(r.Study), fmtNum(b(float64(r.Est))), fmtNum(b(float64(r.CILB))), fmtNum(b(float64(r.CIUB))), strings.TrimPrefix(fmtPValue(float64(r.Pval)), "= "), fmtNum(float64(r.Tau2)), fmtNum(float64(r.I2)))
-		}
-		_ = tw.Flush()
-	}
-	sens("Leave-one-out (each row without the study)", rep.LeaveOneOut)
-	sens("Cumulative (each row adds the study)", rep.Cumulative)
-	if len(rep.Influence) > 0 {
-		out.WriteString("\nInfluence diagnostics\n")
-		tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  Study\trstudent\tdffits\tcook.d\tcov.r\ttau2.del\tQE.del\that\tweight\tinf\n")
-		for _, r := range rep.Influence {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", formatCell(r.Study), fmtNum(float64(r.RStudent)), fmtNum(float64(r.DFFITS)), fmtNum(float64(r.CookD)), fmtNum(float64(r.CovR)), fmtNum(float64(r.Tau2Del)), fmtNum(float64(r.QEDel)), fmtNum(float64(r.Hat)), fmtNum(float64(r.Weight)), map[bool]string{true: "*", false: ""}[r.Influential])
-		}
-		_ = tw.Flush()
-	}
-	if len(rep.Sentences) > 0 {
-		out.WriteString("\nIn words\n")
-		for _, s := range rep.Sentences {
-			fmt.Fprintf(&out, "  %s\n", s)
-		}
-	}
-	_, err := io.WriteString(w, out.String())
-	return err
 }
