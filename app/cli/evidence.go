@@ -192,16 +192,9 @@ required.`,
 			}
 			var pico *evidence.PICO
 			if picoPath != "" {
-				b, err := os.ReadFile(picoPath)
+				p, err := readPICOFile(picoPath)
 				if err != nil {
-					return fmt.Errorf("reading the PICO: %w", err)
-				}
-				var p evidence.PICO
-				if err := json.Unmarshal(b, &p); err != nil {
-					return fmt.Errorf("%s is not a PICO JSON object (keys P, I, C, O): %w", picoPath, err)
-				}
-				if err := p.Validate(); err != nil {
-					return fmt.Errorf("%s: %w", picoPath, err)
+					return err
 				}
 				pico = &p
 			}
