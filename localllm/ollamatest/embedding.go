@@ -3,12 +3,12 @@ package ollamatest
 import (
 	"hash/fnv"
 	"math"
-	"strings"
-	"unicode"
+
+	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // Embedding returns a deterministic, L2-normalised vector of length dim for
-// text: a hashed bag of its lower-cased words (letters and digits), each
+// text: a hashed bag of its words (textsearch.Words), each
 // word adding ±1 to one coordinate. Texts that share words are close in
 // cosine similarity, so retrieval tests behave sensibly. A text without
 // words gets the uniform vector.
@@ -17,10 +17,7 @@ func Embedding(text string, dim int) []float32 {
 		dim = DefaultDimension
 	}
 	v := make([]float64, dim)
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	for _, w := range words {
+	for _, w := range textsearch.Words(text) {
 		h := fnv.New64a()
 		h.Write([]byte(w))
 		x := h.Sum64()
