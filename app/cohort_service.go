@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/clinsight/clinsight/app/cohort"
@@ -172,13 +173,19 @@ func (c *Cohort) Pipeline(ctx context.Context, src Source, opts CohortOptions) (
 	} else if s, ok := ws.sourceByPath(path); ok {
 		name = s.Name + " (" + path + ")"
 	}
+	concepts, closeConcepts, err := conceptResolver(ctx, path, ix.Catalog()) // OMOP sources only
+	if err != nil {
+		runner.Close()
+		return nil, err
+	}
 	p, err := cohort.New(ctx, cohort.Config{
 		Chat: client, Runner: runner, Index: ix, SQLModel: sqlModel, ChatModel: chatModel,
 		TopK: opts.TopK, MaxAttempts: opts.MaxAttempts, DataSource: name, Logger: ws.logger,
-		OnClose: runner.Close,
+		Concepts: concepts, OnClose: func() error { return errors.Join(runner.Close(), closeConcepts()) },
 	})
 	if err != nil {
 		runner.Close()
+		closeConcepts()
 		return nil, err
 	}
 	return p, nil

@@ -52,8 +52,8 @@ type Source struct {
 	// data directory (sources the workspace owns), absolute paths point to
 	// files registered in place (opened read-only, never modified).
 	Path string `json:"path"`
-	// Kind says where the data came from: "demo", "csv", "mimic-iv" or
-	// "sqlite" (an existing file registered read-only).
+	// Kind says where the data came from: "demo", "csv", "mimic-iv",
+	// "omop" or "sqlite" (an existing file registered read-only).
 	Kind string `json:"kind"`
 	// Description is shown to the user.
 	Description string `json:"description,omitempty"`
@@ -67,6 +67,7 @@ const (
 	SourceCSV     = "csv"
 	SourceMIMICIV = "mimic-iv"
 	SourceSQLite  = "sqlite"
+	SourceOMOP    = "omop"
 )
 
 // Validate checks a source before it is registered.
@@ -80,7 +81,7 @@ func (s Source) Validate() error {
 		return fmt.Errorf("data source %q has no database path", s.Name)
 	}
 	switch s.Kind {
-	case SourceDemo, SourceCSV, SourceMIMICIV, SourceSQLite:
+	case SourceDemo, SourceCSV, SourceMIMICIV, SourceSQLite, SourceOMOP:
 	default:
 		return fmt.Errorf("data source %q has unknown kind %q", s.Name, s.Kind)
 	}

@@ -136,6 +136,9 @@ func (ws *Workspace) InitDemo(ctx context.Context, opts demo.Options, force bool
 	if _, err := ws.registerDemo(ctx); err != nil {
 		return res, err
 	}
+	if err := ws.initDemoOMOP(ctx, true); err != nil { // the demo as an OMOP CDM (app/demo_omop.go)
+		return res, err
+	}
 	ws.logger.Info("demo data created", "path", path, "elapsed", sum.Elapsed)
 	return res, nil
 }
@@ -200,7 +203,7 @@ func (ws *Workspace) generateDemo(ctx context.Context, opts demo.Options) (demo.
 // addPipelineDemoData adds each pipeline's synthetic demo tables (radiology
 // reports, literature, trials and patients) to the demo database.
 func (ws *Workspace) addPipelineDemoData(ctx context.Context, seed uint64) error {
-	_, err := withWritableDB(ctx, ws, ws.DemoPath(), func(db *sql.DB) (struct{}, error) {
+	_, err := withWritableSource(ctx, ws, Source{Path: ws.DemoPath()}, func(db *sql.DB) (struct{}, error) {
 		// The demo is the workspace's own file: WAL lets the app read it
 		// while something is imported into it.
 		if _, err := db.ExecContext(ctx, "PRAGMA journal_mode = WAL"); err != nil {

@@ -18,7 +18,7 @@ func newImportCmd(f *Factory) *cobra.Command {
 		Use:   "import",
 		Short: "Import data into a SQLite database",
 	}
-	cmd.AddCommand(newImportCSVCmd(f), newImportMIMICCmd(f), newImportSQLiteCmd(f))
+	cmd.AddCommand(newImportCSVCmd(f), newImportMIMICCmd(f), newImportOMOPCmd(f), newImportSQLiteCmd(f))
 	return cmd
 }
 

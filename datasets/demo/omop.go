@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,8 +157,14 @@ func buildOMOP(ctx context.Context, from, path string, opts OMOPOptions) (tables
 		}
 	}
 	// One connection (OpenReadWrite): the attachment holds for the
-	// transaction below.
-	if _, err := db.ExecContext(ctx, "ATTACH DATABASE ? AS src", from); err != nil {
+	// transaction below. The demo database is attached read-only, so that
+	// closing it neither writes to it nor checkpoints its write-ahead log.
+	abs, err := filepath.Abs(from)
+	if err != nil {
+		return nil, fmt.Errorf("open the demo database: %w", err)
+	}
+	srcURI := (&url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro"}).String()
+	if _, err := db.ExecContext(ctx, "ATTACH DATABASE ? AS src", srcURI); err != nil {
 		return nil, fmt.Errorf("open the demo database: %w", err)
 	}
 	tx, err := db.BeginTx(ctx, nil)
