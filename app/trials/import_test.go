@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -363,5 +365,127 @@ func FuzzJSONRecordOnePass(f *testing.F) {
 	var d recordDecoder
 	f.Fuzz(func(t *testing.T, s string) {
 		checkJSONRecord(t, &d, []byte(s))
+	})
+}
+
+// TestImportReportsTheFirstBrokenRecord: records are parsed in parallel
+// batches, yet the error reported is the first one in reading order, with
+// its file, line and id, whether a later record fails to parse or the
+// reading itself fails further on; nothing is stored.
+func TestImportReportsTheFirstBrokenRecord(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteSyntheticJSONL(context.Background(), &buf, 3*batchRecords, 9); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	first := batchRecords + 44 // in the second batch
+	id := peekID([]byte(lines[first-1]))
+	lines[first-1] = `{"_id": "` + id + `", "text": ""}`       // no text: invalid
+	lines[2*batchRecords+10] = `{"_id": "NCT-LATER", "text": ` // invalid JSON, third batch
+	dir := t.TempDir()
+	for name, tail := range map[string]string{
+		"later-record.jsonl": "",
+		// A line over the record bound ends the reading after the records.
+		"later-read-error.jsonl": `{"_id": "NCT-HUGE", "text": "` + strings.Repeat("x ", maxRecordBytes) + `"}` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := writeFile(t, dir, name, strings.Join(lines, "\n")+"\n"+tail)
+			db := openDB(t)
+			_, err := Import(context.Background(), db, []string{path}, ImportOptions{})
+			var re *RecordError
+			want := fmt.Sprintf("%s line %d (%s)", name, first, id)
+			if !errors.As(err, &re) || re.Line != first || re.ID != id || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v, want one naming %q", err, want)
+			}
+			if ok, err := HasTrials(context.Background(), db); err != nil || ok {
+				t.Errorf("a failed first import left the trial tables (%v)", err)
+			}
+		})
+	}
+}
+
+// TestImportDuplicateIDs: a trial id seen again replaces the trial stored
+// with it, within a batch, across batches and across imports; the last
+// record wins, and every record counts.
+func TestImportDuplicateIDs(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteSyntheticJSONL(context.Background(), &buf, 2*batchRecords, 4); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	rec := func(id, title string) string {
+		return `{"_id": "` + id + `", "title": "` + title + `", "text": "Adults with asthma."}`
+	}
+	lines[9] = rec("NCT-DUP-A", "first A")                // batch 1
+	lines[20] = rec("NCT-DUP-A", "second A")              // batch 1 again
+	lines[30] = rec("NCT-DUP-B", "first B")               // batch 1
+	lines[batchRecords+30] = rec("NCT-DUP-B", "second B") // batch 2
+	lines[batchRecords+31] = rec("NCT-DUP-A", "third A")  // batch 2
+	path := writeFile(t, t.TempDir(), "dups.jsonl", strings.Join(lines, "\n")+"\n")
+	db := openDB(t)
+	ctx := context.Background()
+	res, err := Import(ctx, db, []string{path}, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Trials != len(lines) || res.Replaced != 3 || res.Total != len(lines)-3 {
+		t.Errorf("result %+v: want %d trials, 3 replaced, %d in total", res, len(lines), len(lines)-3)
+	}
+	for id, title := range map[string]string{"NCT-DUP-A": "third A", "NCT-DUP-B": "second B"} {
+		tr, err := Get(ctx, db, id)
+		if err != nil || tr.Title != title {
+			t.Errorf("%s: %+v, %v; want the title %q", id, tr, err, title)
+		}
+	}
+	var fts int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM trials_fts WHERE trials_fts MATCH 'title: first OR title: second'`).Scan(&fts); err != nil || fts != 1 {
+		t.Errorf("index rows of replaced trials: %d matches of 'first OR second' (%v), want 1", fts, err)
+	}
+	// Again: every trial replaces itself.
+	res, err = Import(ctx, db, []string{path}, ImportOptions{})
+	if err != nil || res.Replaced != len(lines) || res.Total != len(lines)-3 {
+		t.Fatalf("re-import: %+v, %v", res, err)
+	}
+	var crit, distinct int
+	if err := db.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT trial_id) FROM trial_criteria`).Scan(&crit, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if distinct > len(lines)-3 {
+		t.Errorf("criteria of %d trials, want at most %d", distinct, len(lines)-3)
+	}
+	// The FTS settings of the bulk load are not left behind.
+	var automerge int
+	if err := db.QueryRowContext(ctx, `SELECT v FROM trials_fts_config WHERE k = 'automerge'`).Scan(&automerge); err != nil || automerge != 4 {
+		t.Errorf("automerge after the import: %d (%v), want FTS5's default 4", automerge, err)
+	}
+}
+
+// TestJSONList: the lists are stored as json.Marshal writes them, whether
+// written directly or not.
+func TestJSONList(t *testing.T) {
+	for _, items := range [][]string{
+		nil, {}, {"Asthma"}, {"Type 2 Diabetes", "Obesity"}, {`say "hi"`}, {`a\\b`}, {"<b>&"}, {"Sjögren"},
+		{"tab\there"}, {"\x7f"}, {"bad \xff utf-8"}, {"\u2028"}, {""}, {"", "x"},
+	} {
+		want := "[]"
+		if len(items) > 0 {
+			b, _ := json.Marshal(items)
+			want = string(b)
+		}
+		if got := jsonList(items); got != want {
+			t.Errorf("jsonList(%q) = %s, want %s", items, got, want)
+		}
+	}
+}
+
+func FuzzJSONList(f *testing.F) {
+	f.Add("a", "b")
+	f.Add("<", "\x00")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		items := []string{a, b}
+		want, _ := json.Marshal(items)
+		if got := jsonList(items); got != string(want) {
+			t.Fatalf("jsonList(%q) = %s, want %s", items, got, want)
+		}
 	})
 }

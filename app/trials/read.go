@@ -205,6 +205,7 @@ type parsed struct {
 	t    Trial
 	cuts []Cut
 	err  error
+	row  *storedRow // the trial's stored values, once computed
 }
 
 // Records are parsed in batches of at most batchRecords records or
@@ -291,10 +292,13 @@ func readParallel(ctx context.Context, workers int, read func(context.Context, r
 						break
 					}
 					t, cuts, err := job(&d)
-					out = append(out, parsed{t: t, cuts: cuts, err: err})
+					p := parsed{t: t, cuts: cuts, err: err}
 					if err != nil {
+						out = append(out, p)
 						break
 					}
+					p.row = newStoredRow(&p.t)
+					out = append(out, p)
 				}
 				b.jobs, b.out = nil, out
 				close(b.done)

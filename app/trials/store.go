@@ -404,11 +404,14 @@ func (w *trialWriter) putBatch(ctx context.Context, batch []parsed) (replaced in
 		if last[batch[i].t.ID] != i {
 			continue
 		}
-		t := &batch[i].t
+		p := &batch[i]
+		if p.row == nil {
+			p.row = newStoredRow(&p.t)
+		}
+		t, l := &p.t, &p.row.lists
 		docs[i] = w.nextDoc
 		w.nextDoc++
-		args = append(args, docs[i], t.ID, t.Title, jsonList(t.Conditions), jsonList(t.Interventions),
-			jsonList(t.Keywords), jsonList(t.MeSH), t.Summary, t.Description, string(t.Sex),
+		args = append(args, docs[i], t.ID, t.Title, l[0], l[1], l[2], l[3], t.Summary, t.Description, string(t.Sex),
 			nullIfZero(t.MinAge), nullIfZero(t.MaxAge), t.DemographicsInferred, t.Status, t.Phase, t.Source)
 	}
 	if err := w.trials.exec(ctx, args); err != nil {
@@ -435,7 +438,7 @@ func (w *trialWriter) putBatch(ctx context.Context, batch []parsed) (replaced in
 		if docs[i] == 0 {
 			continue
 		}
-		f := ftsFields(&batch[i].t)
+		f := &batch[i].row.fts
 		args = append(args, docs[i], f[0], f[1], f[2], f[3], f[4], f[5])
 	}
 	if err := w.fts.exec(ctx, args); err != nil {
@@ -541,12 +544,60 @@ func ftsFields(t *Trial) [6]string {
 	}
 }
 
+// storedRow holds a trial's values that take work to compute: its lists
+// as JSON and its search index fields. The parsing workers compute them,
+// so that the one writer only binds them.
+type storedRow struct {
+	lists [4]string // conditions, interventions, keywords, MeSH terms
+	fts   [6]string
+}
+
+func newStoredRow(t *Trial) *storedRow {
+	return &storedRow{
+		lists: [4]string{jsonList(t.Conditions), jsonList(t.Interventions), jsonList(t.Keywords), jsonList(t.MeSH)},
+		fts:   ftsFields(t),
+	}
+}
+
+// jsonList renders items as a JSON array, as json.Marshal does; lists of
+// plain ASCII strings (nearly all) are written directly.
 func jsonList(items []string) string {
 	if len(items) == 0 {
 		return "[]"
 	}
-	b, _ := json.Marshal(items)
-	return string(b)
+	n := 2
+	for _, it := range items {
+		if !plainJSON(it) {
+			b, _ := json.Marshal(items)
+			return string(b)
+		}
+		n += len(it) + 3
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(it)
+		b.WriteByte('"')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// plainJSON reports whether json.Marshal writes s as it is between quotes:
+// printable ASCII without the characters it escapes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 func nullIfZero(f float64) any {
