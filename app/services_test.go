@@ -32,9 +32,14 @@ func TestServicesOnTheDemo(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(ws.Data().Sources()); !slices.Equal(got, []string{"demo"}) {
-		t.Errorf("data sources %v", got)
+	var registered []string
+	for _, s := range ws.Config().Sources {
+		registered = append(registered, s.Name)
 	}
+	if got := names(ws.Data().Sources()); !slices.Equal(got, registered) {
+		t.Errorf("data sources %v, want %v", got, registered)
+	}
+	// The demo holds trials and reports; other demo sources (OMOP) do not.
 	if got := names(ws.Trials().Sources(ctx)); !slices.Equal(got, []string{"demo"}) {
 		t.Errorf("trial sources %v", got)
 	}
