@@ -57,6 +57,7 @@ type MetaScreen struct {
 	plot        *canvas.Image
 	funnel      *canvas.Image
 	bubble      *canvas.Image
+	cumul       *canvas.Image
 	analysesTxt *widget.Label
 	analyses    *metaAnalysesForm
 	content     fyne.CanvasObject
@@ -156,6 +157,8 @@ func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScre
 	s.funnel.FillMode = canvas.ImageFillContain
 	s.bubble = canvas.NewImageFromImage(nil)
 	s.bubble.FillMode = canvas.ImageFillContain
+	s.cumul = canvas.NewImageFromImage(nil)
+	s.cumul.FillMode = canvas.ImageFillContain
 	s.analysesTxt = widget.NewLabel("")
 	s.analysesTxt.TextStyle = fyne.TextStyle{Monospace: true}
 
@@ -189,6 +192,7 @@ func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScre
 		container.NewTabItem("Forest plot", s.plot),
 		container.NewTabItem("Funnel plot", s.funnel),
 		container.NewTabItem("Bubble plot", s.bubble),
+		container.NewTabItem("Cumulative plot", s.cumul),
 		container.NewTabItem("Analyses", container.NewScroll(s.analysesTxt)),
 	)
 	results := container.NewVSplit(plots, container.NewBorder(nil, container.NewVScroll(s.notes), nil, nil, s.summary))
@@ -467,10 +471,11 @@ func (s *MetaScreen) analyse() {
 			}
 			s.summary.Refresh()
 			s.notes.SetText(strings.Join(notes, "\n"))
-			s.plot.Image, s.funnel.Image, s.bubble.Image = fig.forest, fig.funnel, fig.bubble
+			s.plot.Image, s.funnel.Image, s.bubble.Image, s.cumul.Image = fig.forest, fig.funnel, fig.bubble, fig.cumul
 			s.plot.Refresh()
 			s.funnel.Refresh()
 			s.bubble.Refresh()
+			s.cumul.Refresh()
 			s.analysesTxt.SetText(fig.text)
 			s.exportBtn.Enable()
 			s.status.SetText(fmt.Sprintf("%s, %s: k = %d", res.ModelLabel(), res.Measure.Label(), res.K))
@@ -483,10 +488,11 @@ func (s *MetaScreen) clearResult() {
 	s.res, s.report, s.hasResult, s.plotPNG, s.stats = meta.Result{}, meta.Report{}, false, nil, nil
 	s.summary.Refresh()
 	s.notes.SetText("")
-	s.plot.Image, s.funnel.Image, s.bubble.Image = nil, nil, nil
+	s.plot.Image, s.funnel.Image, s.bubble.Image, s.cumul.Image = nil, nil, nil, nil
 	s.plot.Refresh()
 	s.funnel.Refresh()
 	s.bubble.Refresh()
+	s.cumul.Refresh()
 	s.analysesTxt.SetText("")
 	s.exportBtn.Disable()
 }

@@ -93,11 +93,12 @@ func (f *metaAnalysesForm) plan() meta.Plan {
 // goroutine.
 type metaFigures struct {
 	forestPNG, funnelPNG, bubblePNG []byte
-	forest, funnel, bubble          image.Image
+	forest, funnel, bubble, cumul   image.Image
 	text                            string
 }
 
-// drawMetaFigures draws the forest, funnel and (one moderator) bubble plots
+// drawMetaFigures draws the forest (by subgroup when subgroups were run),
+// funnel, cumulative and (one moderator) bubble plots
 // and the analyses' text of rep; a plot that cannot be drawn is left nil.
 func drawMetaFigures(rep meta.Report, contours bool) metaFigures {
 	var f metaFigures
@@ -112,7 +113,17 @@ func drawMetaFigures(rep meta.Report, contours bool) metaFigures {
 		}
 		return buf.Bytes(), img
 	}
-	f.forestPNG, f.forest = draw(func(b *bytes.Buffer) error { return meta.WriteForestPlot(b, rep.Result, meta.PlotOptions{}) })
+	f.forestPNG, f.forest = draw(func(b *bytes.Buffer) error {
+		if rep.Subgroups != nil {
+			return meta.WriteSubgroupForestPlot(b, *rep.Subgroups, rep.Result, meta.PlotOptions{})
+		}
+		return meta.WriteForestPlot(b, rep.Result, meta.PlotOptions{})
+	})
+	if len(rep.Cumulative) > 0 {
+		_, f.cumul = draw(func(b *bytes.Buffer) error {
+			return meta.WriteCumulativeForestPlot(b, rep.Cumulative, rep.Result, meta.PlotOptions{})
+		})
+	}
 	f.funnelPNG, f.funnel = draw(func(b *bytes.Buffer) error {
 		return meta.WriteFunnelPlot(b, rep.Result, meta.FunnelOptions{Contours: contours, TrimFill: rep.TrimFill})
 	})

@@ -66,7 +66,7 @@ func TestMetaScreenFurtherAnalyses(t *testing.T) {
 		if err != nil || want.Est != s.res.Est || want.Tau2CIUB != s.res.Tau2CIUB {
 			t.Errorf("screen est %v, app/meta %v (%v)", s.res.Est, want.Est, err)
 		}
-		if s.funnel.Image == nil || s.bubble.Image == nil || s.plot.Image == nil {
+		if s.funnel.Image == nil || s.bubble.Image == nil || s.plot.Image == nil || s.cumul.Image == nil {
 			t.Error("a plot is missing")
 		}
 		for _, w := range []string{"Subgroups by alloc", "Meta-regression on ablat", "Trim and fill (L0)", "Influence diagnostics"} {

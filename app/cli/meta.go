@@ -28,6 +28,7 @@ type metaFlags struct {
 	to                         string
 	drop00                     bool
 	plot, xlsx, funnel, bubble string
+	cumulPlot                  string
 	subgroup, mods             string
 	egger, begg, contours      bool
 	trimfill                   string
@@ -104,7 +105,8 @@ on the log scale for OR and RR as rma prints them, plus "subgroups",
 	fs.StringVar(&fl.cumulBy, "cumul-by", "", "numeric column ordering the cumulative analysis, e.g. year")
 	fs.BoolVar(&fl.influence, "influence", false, "influence diagnostics (influence.rma.uni)")
 	fs.BoolVar(&fl.json, "json", false, "print the result as JSON with metafor's names")
-	fs.StringVar(&fl.plot, "plot", "", "write the forest plot to this .png or .svg file")
+	fs.StringVar(&fl.plot, "plot", "", "write the forest plot to this .png or .svg file (grouped by subgroup with --subgroup)")
+	fs.StringVar(&fl.cumulPlot, "cumul-plot", "", "write the cumulative forest plot to this .png or .svg file (implies --cumul)")
 	fs.StringVar(&fl.funnel, "funnel", "", "write the funnel plot to this .png or .svg file")
 	fs.BoolVar(&fl.contours, "contours", false, "contour-enhanced funnel plot (p < 0.10, 0.05, 0.01 shaded)")
 	fs.StringVar(&fl.bubble, "bubble", "", "write the bubble plot of a one-moderator regression (--mods) to this .png or .svg file")
@@ -146,7 +148,7 @@ func metaOptions(fl metaFlags) (meta.Options, meta.Plan, error) {
 		return meta.Options{}, meta.Plan{}, fmt.Errorf("--trimfill %s: use L0 or R0", fl.trimfill)
 	}
 	plan := meta.Plan{Subgroup: strings.TrimSpace(fl.subgroup), Egger: fl.egger, Begg: fl.begg, TrimFill: tf,
-		LeaveOneOut: fl.leave1out, Influence: fl.influence, Cumulative: fl.cumul || fl.cumulBy != "", CumulativeBy: strings.TrimSpace(fl.cumulBy)}
+		LeaveOneOut: fl.leave1out, Influence: fl.influence, Cumulative: fl.cumul || fl.cumulBy != "" || fl.cumulPlot != "", CumulativeBy: strings.TrimSpace(fl.cumulBy)}
 	for _, m := range strings.Split(fl.mods, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			plan.Mods = append(plan.Mods, m)
@@ -164,7 +166,7 @@ func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
 	if err != nil {
 		return err
 	}
-	for flag, path := range map[string]string{"--plot": fl.plot, "--funnel": fl.funnel, "--bubble": fl.bubble} {
+	for flag, path := range map[string]string{"--plot": fl.plot, "--funnel": fl.funnel, "--bubble": fl.bubble, "--cumul-plot": fl.cumulPlot} {
 		if path != "" {
 			if ext := strings.ToLower(filepath.Ext(path)); ext != ".png" && ext != ".svg" {
 				return fmt.Errorf("%s %s: the file name must end in .png or .svg", flag, path)
@@ -205,10 +207,27 @@ func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
 	}
 
 	if fl.plot != "" {
-		if err := meta.SaveForestPlot(fl.plot, res, meta.PlotOptions{}); err != nil {
+		var err error
+		if rep.Subgroups != nil {
+			err = writeFileWith(fl.plot, func(w io.Writer) error {
+				return meta.WriteSubgroupForestPlot(w, *rep.Subgroups, res, meta.PlotOptions{Format: filepath.Ext(fl.plot)})
+			})
+		} else {
+			err = meta.SaveForestPlot(fl.plot, res, meta.PlotOptions{})
+		}
+		if err != nil {
 			return fmt.Errorf("writing the forest plot %s: %w", fl.plot, err)
 		}
 		fmt.Fprintf(f.Err, "wrote the forest plot to %s\n", fl.plot)
+	}
+	if fl.cumulPlot != "" && len(rep.Cumulative) > 0 {
+		err := writeFileWith(fl.cumulPlot, func(w io.Writer) error {
+			return meta.WriteCumulativeForestPlot(w, rep.Cumulative, res, meta.PlotOptions{Format: filepath.Ext(fl.cumulPlot)})
+		})
+		if err != nil {
+			return fmt.Errorf("writing the cumulative forest plot %s: %w", fl.cumulPlot, err)
+		}
+		fmt.Fprintf(f.Err, "wrote the cumulative forest plot to %s\n", fl.cumulPlot)
 	}
 	if fl.funnel != "" {
 		err := writeFileWith(fl.funnel, func(w io.Writer) error {

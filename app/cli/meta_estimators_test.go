@@ -95,9 +95,9 @@ func TestMetaCLIEveryEstimatorMatchesMetafor(t *testing.T) {
 func TestMetaCLIAnalyses(t *testing.T) {
 	data := realdata.Path(t, "meta-analysis-2x2", "dat.bcg.csv")
 	dir := t.TempDir()
-	funnel, bubble := filepath.Join(dir, "funnel.png"), filepath.Join(dir, "bubble.svg")
+	funnel, bubble, forest, cumul := filepath.Join(dir, "funnel.png"), filepath.Join(dir, "bubble.svg"), filepath.Join(dir, "forest.svg"), filepath.Join(dir, "cumul.png")
 	args := []string{"--data", data, "--cols", bcgCols, "--measure", "RR", "--model", "PM", "--subgroup", "alloc", "--mods", "ablat",
-		"--egger", "--begg", "--trimfill", "--leave1out", "--cumul-by", "year", "--influence", "--funnel", funnel, "--contours", "--bubble", bubble}
+		"--egger", "--begg", "--trimfill", "--leave1out", "--cumul-by", "year", "--influence", "--funnel", funnel, "--contours", "--bubble", bubble, "--plot", forest, "--cumul-plot", cumul}
 	stdout, stderr, code := runMetaCLI(t, append(args, "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -135,12 +135,15 @@ func TestMetaCLIAnalyses(t *testing.T) {
 		len(out.LeaveOneOut) != 13 || len(out.Cumulative) != 13 || out.Cumulative[0].Study != "Aronson" || len(out.Influence) != 13 || len(out.Summary) < 5 {
 		t.Errorf("JSON lacks an analysis: %s", stdout)
 	}
-	for _, p := range []string{funnel, bubble} {
+	if svg, err := os.ReadFile(forest); err != nil || !strings.Contains(string(svg), "Test for subgroup differences") {
+		t.Errorf("forest plot by subgroup: %v", err)
+	}
+	for _, p := range []string{funnel, bubble, cumul} {
 		if st, err := os.Stat(p); err != nil || st.Size() < 1000 {
 			t.Errorf("plot %s: %v", p, err)
 		}
 	}
-	text, _, code := runMetaCLI(t, args[:len(args)-5]...)
+	text, _, code := runMetaCLI(t, args[:len(args)-9]...)
 	if code != 0 {
 		t.Fatal("text run failed")
 	}

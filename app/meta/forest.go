@@ -106,10 +106,16 @@ func WriteForestPlot(w io.Writer, res Result, opts PlotOptions) error {
 	if !isFinite(res.Est) || !isFinite(res.CILB) || !isFinite(res.CIUB) {
 		return errorf(ENOTESTIMABLE, "the pooled estimate is not finite, so there is nothing to plot")
 	}
-	lay, err := newForestLayout(res, opts)
+	lay, err := newForestLayout(res, opts, nil)
 	if err != nil {
 		return err
 	}
+	return lay.render(w)
+}
+
+// render writes the laid-out plot as PNG or SVG.
+func (lay *forestLayout) render(w io.Writer) error {
+	opts := lay.opts
 	width, height := lay.size()
 	switch strings.ToLower(strings.TrimPrefix(opts.Format, ".")) {
 	case "svg":
@@ -147,6 +153,7 @@ const (
 	rowBlank
 	rowPooled
 	rowPI
+	rowHeader // a bold label only (a subgroup's name)
 )
 
 // forestRow is one line of the plot, from the top.
@@ -196,7 +203,7 @@ const (
 	colMuted   rgb = 0x555555
 )
 
-func newForestLayout(res Result, opts PlotOptions) (*forestLayout, error) {
+func newForestLayout(res Result, opts PlotOptions, build func(*forestLayout)) (*forestLayout, error) {
 	size := opts.FontSize
 	if size == 0 {
 		size = 11
@@ -228,8 +235,12 @@ func newForestLayout(res Result, opts PlotOptions) (*forestLayout, error) {
 		return nil, err
 	}
 	l.decimals = l.chooseDecimals()
-	l.buildRows()
 	l.buildHeterogeneity()
+	if build != nil {
+		build(l) // rows (and heterogeneity lines) of a grouped or cumulative plot
+	} else {
+		l.buildRows()
+	}
 	l.measure()
 	return l, nil
 }
@@ -524,7 +535,7 @@ func (l *forestLayout) draw(c draw.Canvas) {
 	for i, r := range l.rows {
 		y := trY(-float64(i))
 		st := l.body
-		if r.kind == rowPooled {
+		if r.kind == rowPooled || r.kind == rowHeader {
 			st = l.bold
 		}
 		if r.kind == rowPI {

@@ -58,3 +58,34 @@ func TestFunnelAndBubblePlots(t *testing.T) {
 		t.Error("a bubble plot of two moderators gave no error")
 	}
 }
+
+// The forest plot by subgroup shows each subgroup's diamond and the test
+// for subgroup differences; the cumulative forest plot one row per step.
+func TestSubgroupAndCumulativeForestPlots(t *testing.T) {
+	bcg := loadBCG(t)
+	rep, err := Run(context.Background(), bcg, Options{Measure: RR}, Plan{Subgroup: "alloc", Cumulative: true, CumulativeBy: "year"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteSubgroupForestPlot(&buf, *rep.Subgroups, rep.Result, PlotOptions{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, want := range []string{"alloc = alternate", "alloc = systematic", "Test for subgroup differences: Q = 1.86 (df = 2)", "(k = 7)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("subgroup forest plot lacks %q", want)
+		}
+	}
+	buf.Reset()
+	if err := WriteCumulativeForestPlot(&buf, rep.Cumulative, rep.Result, PlotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if img, err := png.Decode(bytes.NewReader(buf.Bytes())); err != nil || img.Bounds().Dy() < 400 {
+		t.Fatalf("cumulative forest PNG: %v", err)
+	}
+	buf.Reset()
+	if err := WriteCumulativeForestPlot(&buf, rep.Cumulative, rep.Result, PlotOptions{Format: "svg"}); err != nil || !strings.Contains(buf.String(), "+ Aronson") {
+		t.Errorf("cumulative forest SVG: %v", err)
+	}
+}

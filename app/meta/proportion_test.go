@@ -298,7 +298,7 @@ func TestProportionForestPlotAndWorkbook(t *testing.T) {
 	studies := proportionStudies(propXI, propNI)
 	for _, m := range []Measure{PR, PLO, PFT} {
 		res := mustAnalyze(t, studies, Options{Measure: m})
-		lay, err := newForestLayout(res, PlotOptions{})
+		lay, err := newForestLayout(res, PlotOptions{}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}

@@ -21,6 +21,10 @@ const (
 	InfluenceSheet   = "Influence"
 	FunnelSheet      = "Funnel plot"
 	BubbleSheet      = "Bubble plot"
+	// SubgroupPlotSheet and CumulativePlotSheet hold the grouped and
+	// cumulative forest plots.
+	SubgroupPlotSheet   = "Subgroup forest plot"
+	CumulativePlotSheet = "Cumulative forest plot"
 )
 
 // ExportReport writes a report to the .xlsx workbook at path: the sheets
@@ -36,6 +40,18 @@ func ExportReport(ctx context.Context, path string, studies []Study, rep Report,
 	if err := WriteForestPlot(&buf, res, PlotOptions{}); err == nil {
 		images = append(images, export.Image{Sheet: PlotSheet, PNG: slices.Clone(buf.Bytes()),
 			AltText: fmt.Sprintf("Forest plot: %s, %s, k = %d", res.Measure.Label(), res.ModelLabel(), res.K)})
+	}
+	if rep.Subgroups != nil {
+		buf.Reset()
+		if err := WriteSubgroupForestPlot(&buf, *rep.Subgroups, res, PlotOptions{}); err == nil {
+			images = append(images, export.Image{Sheet: SubgroupPlotSheet, PNG: slices.Clone(buf.Bytes()), AltText: "Forest plot by subgroup"})
+		}
+	}
+	if len(rep.Cumulative) > 0 {
+		buf.Reset()
+		if err := WriteCumulativeForestPlot(&buf, rep.Cumulative, res, PlotOptions{}); err == nil {
+			images = append(images, export.Image{Sheet: CumulativePlotSheet, PNG: slices.Clone(buf.Bytes()), AltText: "Cumulative forest plot"})
+		}
 	}
 	buf.Reset()
 	if err := WriteFunnelPlot(&buf, res, FunnelOptions{Contours: true, TrimFill: rep.TrimFill}); err == nil {

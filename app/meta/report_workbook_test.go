@@ -30,7 +30,7 @@ func TestExportReport(t *testing.T) {
 	}
 	defer f.Close()
 	sheets := f.GetSheetList()
-	for _, want := range []string{StudiesSheet, PooledSheet, SummarySheet, SubgroupSheet, RegressionSheet, BiasSheet, LeaveOneOutSheet, CumulativeSheet, InfluenceSheet, PlotSheet, FunnelSheet, BubbleSheet, "Provenance"} {
+	for _, want := range []string{StudiesSheet, PooledSheet, SummarySheet, SubgroupSheet, RegressionSheet, BiasSheet, LeaveOneOutSheet, CumulativeSheet, InfluenceSheet, PlotSheet, FunnelSheet, BubbleSheet, SubgroupPlotSheet, CumulativePlotSheet, "Provenance"} {
 		if !slices.Contains(sheets, want) {
 			t.Errorf("sheet %q missing (sheets %q)", want, sheets)
 		}
