@@ -156,7 +156,13 @@ func TestDataScreenImportCancelLeavesNothing(t *testing.T) {
 	if err := os.WriteFile(csvPath, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	onUI(t, func(testing.TB) { s.ImportCSV(csvPath).cancel() })
+	onUI(t, func(t testing.TB) {
+		tk := s.ImportCSV(csvPath)
+		if s.window.Canvas().Overlays().Top() == nil {
+			t.Fatal("the import shows no progress dialog")
+		}
+		tk.cancel()
+	})
 	waitUntil(t, "the import's progress dialog to close", func() bool { return s.window.Canvas().Overlays().Top() == nil })
 	if _, ok := ws.Source(app.ImportedSourceName); ok {
 		t.Error("cancelled import registered a source")
