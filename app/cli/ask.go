@@ -123,6 +123,7 @@ func writeAnswerText(w io.Writer, ans *cohort.Answer, streamed bool) {
 	if ans.Explanation != "" && ans.Message != "" {
 		fmt.Fprintln(w, ans.Message)
 	}
+	writeConceptSets(w, ans) // OMOP sources (ask_omop.go)
 	if ans.SQL != "" {
 		fmt.Fprintf(w, "\nSQL:\n  %s\n", strings.ReplaceAll(ans.SQL, "\n", "\n  "))
 	}

@@ -84,6 +84,9 @@ func (r *run) resolveConcepts(ctx context.Context, req Request) error {
 			}
 		case localllm.KindOf(err) == localllm.BadReply || localllm.KindOf(err) == localllm.ContextOverflow:
 			// Fall back to the extractor below.
+		case localllm.KindOf(err) == localllm.ServerDown || localllm.KindOf(err) == localllm.ModelMissing:
+			// No model to write SQL either: the templates answer.
+			r.modelDown = localllm.MessageOf(err)
 		default:
 			return err
 		}
@@ -162,13 +165,19 @@ func joinIDs(ids []int64) string {
 // gender or by age band) runs the template's query. Other questions fail
 // with the reason.
 func (r *run) askTemplate(ctx context.Context, req Request) (*Answer, error) {
-	p, ans := r.p, r.ans
 	if err := r.resolveConcepts(ctx, req); err != nil {
 		return r.fail(err)
 	}
+	return r.answerByTemplate(ctx, "no model is configured")
+}
+
+// answerByTemplate answers from the resolved concept sets with a
+// template; why says why no model is used.
+func (r *run) answerByTemplate(ctx context.Context, why string) (*Answer, error) {
+	p, ans := r.p, r.ans
 	tmpl, ok, reason := omop.MatchTemplate(ans.Question, ans.ConceptSets, ans.UnresolvedTerms)
 	if !ok {
-		return r.stop(StatusFailed, "No model is available, and the question does not fit the questions Clinsight answers without one "+
+		return r.stop(StatusFailed, "No model is available ("+strings.TrimSuffix(why, ".")+"), and the question does not fit the questions Clinsight answers without one "+
 			"(how many patients have given conditions, drugs or measurements, optionally by gender or by age band): "+reason+"."), nil
 	}
 	ans.Template = string(tmpl.Kind)
@@ -198,7 +207,7 @@ func (r *run) askTemplate(ctx context.Context, req Request) (*Answer, error) {
 	for _, s := range ans.ConceptSets {
 		names = append(names, fmt.Sprintf("%q", s.Name))
 	}
-	ans.Message = fmt.Sprintf("Answered without a model, by the template %q over the concept sets %s.", tmpl.Kind, strings.Join(names, ", "))
+	ans.Message = fmt.Sprintf("Answered without a model (%s), by the template %q over the concept sets %s.", strings.TrimSuffix(why, "."), tmpl.Kind, strings.Join(names, ", "))
 	ans.Status = StatusAnswered
 	return ans, nil
 }

@@ -247,3 +247,24 @@ func TestOMOPTemplatesWithoutModel(t *testing.T) {
 		t.Errorf("non-template question: %v %s %s", err, ans.Status, ans.Message)
 	}
 }
+
+// TestOMOPTemplateWhenModelServerDown answers by template when the model
+// server cannot be reached (the real client against a closed port).
+func TestOMOPTemplateWhenModelServerDown(t *testing.T) {
+	res, db := omopResolver(t)
+	ix, runner := demoIndex(t, omopDemoPath(t))
+	p, err := New(context.Background(), Config{Chat: newClient(t, "http://127.0.0.1:1"), SQLModel: sqlModel, Runner: runner, Index: ix, Concepts: res, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := p.Ask(context.Background(), Request{Question: "How many patients have type 2 diabetes and take metformin?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Status != StatusAnswered || ans.Template == "" || !strings.Contains(ans.Message, "without a model") {
+		t.Fatalf("answer: %s %q %s", ans.Status, ans.Template, ans.Message)
+	}
+	if got, want := ans.Result.Rows[0][0], referenceT2DMMetformin(t, db, 0); got != want {
+		t.Errorf("template count %v, reference %d", got, want)
+	}
+}

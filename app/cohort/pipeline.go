@@ -230,6 +230,9 @@ type run struct {
 	ans   *Answer
 	on    func(Event)
 	stage map[string]int // index into ans.Stages
+	// modelDown is set when the model server could not be reached for the
+	// concept terms (OMOP sources answer by template then).
+	modelDown string
 }
 
 // emit sends an event to the front end.
@@ -355,6 +358,9 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 	if p.cfg.Concepts != nil {
 		if err := r.resolveConcepts(ctx, req); err != nil {
 			return r.fail(err)
+		}
+		if r.modelDown != "" {
+			return r.answerByTemplate(ctx, r.modelDown)
 		}
 		MergeConceptTables(ans.Retrieval, p.cat, ans.ConceptSets, p.cfg.TopK)
 		r.emit(Event{Kind: EventRetrieved, Retrieval: ans.Retrieval})

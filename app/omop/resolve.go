@@ -48,9 +48,8 @@ type Resolver struct {
 	ancestors   bool // concept_ancestor has rows
 	hasRelation bool // concept_relationship exists
 
-	vocabOnce sync.Once
-	vocab     *spellVocab
-	vocabErr  error
+	vocabMu sync.Mutex
+	vocab   *spellVocab // nil until loaded
 }
 
 // NewResolver inspects db (an OMOP CDM database, opened read-only) and

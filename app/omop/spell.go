@@ -21,38 +21,39 @@ type spellVocab struct {
 	byLen map[int][]string
 }
 
-// loadVocab reads the words of concept names once.
+// loadVocab reads the words of concept names on first use (a failed or
+// cancelled read is tried again next time).
 func (r *Resolver) loadVocab(ctx context.Context) (*spellVocab, error) {
-	r.vocabOnce.Do(func() {
-		v := &spellVocab{count: map[string]int{}, stems: map[string]bool{}, byLen: map[int][]string{}}
-		rows, err := r.db.QueryContext(ctx, "SELECT concept_name FROM concept WHERE concept_name IS NOT NULL ORDER BY (standard_concept = 'S') DESC, (domain_id IN ('Condition','Drug','Measurement','Procedure','Observation')) DESC LIMIT ?", maxVocabNames)
-		if err != nil {
-			r.vocabErr = fmt.Errorf("read concept names: %w", err)
-			return
+	r.vocabMu.Lock()
+	defer r.vocabMu.Unlock()
+	if r.vocab != nil {
+		return r.vocab, nil
+	}
+	v := &spellVocab{count: map[string]int{}, stems: map[string]bool{}, byLen: map[int][]string{}}
+	rows, err := r.db.QueryContext(ctx, "SELECT concept_name FROM concept WHERE concept_name IS NOT NULL ORDER BY (standard_concept = 'S') DESC, (domain_id IN ('Condition','Drug','Measurement','Procedure','Observation')) DESC LIMIT ?", maxVocabNames)
+	if err != nil {
+		return nil, fmt.Errorf("read concept names: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("read concept names: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
-				r.vocabErr = fmt.Errorf("read concept names: %w", err)
-				return
+		for _, w := range textsearch.Words(name) {
+			if v.count[w] == 0 {
+				v.stems[textsearch.PorterStem(w)] = true
+				n := utf8.RuneCountInString(w)
+				v.byLen[n] = append(v.byLen[n], w)
 			}
-			for _, w := range textsearch.Words(name) {
-				if v.count[w] == 0 {
-					v.stems[textsearch.PorterStem(w)] = true
-					n := utf8.RuneCountInString(w)
-					v.byLen[n] = append(v.byLen[n], w)
-				}
-				v.count[w]++
-			}
+			v.count[w]++
 		}
-		if err := rows.Err(); err != nil {
-			r.vocabErr = fmt.Errorf("read concept names: %w", err)
-			return
-		}
-		r.vocab = v
-	})
-	return r.vocab, r.vocabErr
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read concept names: %w", err)
+	}
+	r.vocab = v
+	return v, nil
 }
 
 // correct replaces the words of a term that no concept name holds (in any
