@@ -433,6 +433,11 @@ func (s *MetaScreen) analyse() {
 	if s.hk.Checked && !s.hk.Disabled() {
 		opts.Test = meta.TestKnHa
 	}
+	if err := s.analyses.zeroCells(&opts); err != nil {
+		s.clearResult()
+		s.showError(err)
+		return
+	}
 	studies, plan, contours := s.studies, s.analyses.plan(), s.analyses.contours.Checked
 	svc, ctx := s.svc, s.ctx
 	gen := s.nextGen()

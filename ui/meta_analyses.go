@@ -2,8 +2,10 @@ package ui
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/png"
+	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -26,8 +28,14 @@ type metaAnalysesForm struct {
 	trimFill                *widget.Select
 	leave1out, cumul, infl  *widget.Check
 	contours                *widget.Check
+	add                     *widget.Entry
+	to                      *widget.Select
+	drop00                  *widget.Check
 	runBtn                  *widget.Button
 }
+
+// zeroCellRules are metafor's "to" choices, in the order offered.
+var zeroCellRules = []meta.ZeroCells{meta.Only0, meta.All, meta.If0All, meta.None}
 
 func newMetaAnalysesForm(run func()) *metaAnalysesForm {
 	f := &metaAnalysesForm{}
@@ -45,6 +53,15 @@ func newMetaAnalysesForm(run func()) *metaAnalysesForm {
 	f.cumul = widget.NewCheck("Cumulative", nil)
 	f.infl = widget.NewCheck("Influence diagnostics", nil)
 	f.contours = widget.NewCheck("Contour-enhanced funnel plot", nil)
+	f.add = widget.NewEntry()
+	f.add.SetPlaceHolder("0.5")
+	labels := make([]string, len(zeroCellRules))
+	for i, z := range zeroCellRules {
+		labels[i] = string(z)
+	}
+	f.to = widget.NewSelect(labels, nil)
+	f.to.SetSelectedIndex(0)
+	f.drop00 = widget.NewCheck("Drop double-zero studies (drop00)", nil)
 	f.runBtn = widget.NewButtonWithIcon("Run analyses", theme.MediaPlayIcon(), run)
 	return f
 }
@@ -57,7 +74,10 @@ func (f *metaAnalysesForm) card() fyne.CanvasObject {
 				widget.NewFormItem("Subgroups by", f.subgroup),
 				widget.NewFormItem("Moderators", f.mods),
 				widget.NewFormItem("Cumulative order", f.cumulBy),
+				widget.NewFormItem("Zero cells: add", f.add),
+				widget.NewFormItem("… to studies", f.to),
 			),
+			f.drop00,
 			container.New(layout.NewGridLayout(2), f.egger, f.begg, f.leave1out, f.cumul, f.infl, f.contours),
 			f.trimFill,
 			f.runBtn,
@@ -139,4 +159,24 @@ func drawMetaFigures(rep meta.Report, contours bool) metaFigures {
 	}
 	f.text = sb.String()
 	return f
+}
+
+// zeroCells applies the zero-cell choices to opts: the value added (empty
+// keeps metafor's 1/2), the studies it is added to and drop00.
+func (f *metaAnalysesForm) zeroCells(opts *meta.Options) error {
+	if t := strings.TrimSpace(f.add.Text); t != "" {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil || v < 0 {
+			return &meta.Error{Code: meta.EINVALID, Message: fmt.Sprintf("the value added to zero cells must be a number of 0 or more, not %q", t)}
+		}
+		opts.Add = v
+		if v == 0 {
+			opts.To = meta.None // adding 0 is no correction
+		}
+	}
+	if i := f.to.SelectedIndex(); i >= 0 && opts.To == "" {
+		opts.To = zeroCellRules[i]
+	}
+	opts.Drop00 = f.drop00.Checked
+	return nil
 }

@@ -95,3 +95,39 @@ func TestMetaScreenFurtherAnalyses(t *testing.T) {
 		}
 	}
 }
+
+// The zero-cell choices reach the engine as metafor's add, to and drop00;
+// a bad value is shown inline.
+func TestMetaScreenZeroCells(t *testing.T) {
+	s := newTestMetaScreen(t)
+	onUI(t, func(t testing.TB) {
+		s.SelectMeasure(meta.OR)
+		s.analyses.add.SetText("0.25")
+		s.analyses.to.SetSelectedIndex(1) // all
+		s.analyses.drop00.SetChecked(true)
+		s.paste.SetText("study,ai,n1i,ci,n2i\nA,0,20,3,20\nB,1,25,0,24\nC,0,30,0,31\nD,2,40,5,40\n")
+		test.Tap(s.pasteBtn)
+	})
+	waitFor(t, s, 2)
+	onUI(t, func(t testing.TB) {
+		if !s.hasResult {
+			t.Fatalf("no result: %q", s.errLabel.Text)
+		}
+		o := s.res.Options
+		if o.Add != 0.25 || o.To != meta.All || !o.Drop00 || s.res.K != 3 {
+			t.Errorf("options add %v to %q drop00 %v, k = %d (want 0.25, all, true, 3)", o.Add, o.To, o.Drop00, s.res.K)
+		}
+		want, err := meta.Analyze(s.studies, meta.Options{Measure: meta.OR, Add: 0.25, To: meta.All, Drop00: true})
+		if err != nil || want.Est != s.res.Est {
+			t.Errorf("screen est %v, app/meta %v (%v)", s.res.Est, want.Est, err)
+		}
+		s.analyses.add.SetText("-1")
+		test.Tap(s.analyses.runBtn)
+	})
+	waitFor(t, s, 3) // the reload; the analysis stops at the bad value
+	onUI(t, func(t testing.TB) {
+		if !strings.Contains(s.errLabel.Text, "must be a number of 0 or more") {
+			t.Errorf("error %q", s.errLabel.Text)
+		}
+	})
+}

@@ -224,7 +224,7 @@ func (rep Report) summarize() []string {
 			out = append(out, fmt.Sprintf("Trim and fill (%s) estimated no missing studies.", tf.Estimator))
 		} else {
 			fr := tf.Result
-			out = append(out, fmt.Sprintf("Trim and fill (%s) estimated %s missing on the %s side; with them the pooled %s would be %s (95%% CI %s to %s).",
+			out = append(out, fmt.Sprintf("Trim and fill (%s) estimated %s missing on the %s side; with the filled studies the pooled %s would be %s (95%% CI %s to %s).",
 				tf.Estimator, plural(tf.K0, "study", "studies"), tf.Side, scale, sf(fr.Back(fr.Est)), sf(fr.Back(fr.CILB)), sf(fr.Back(fr.CIUB))))
 		}
 	}
