@@ -3,6 +3,7 @@ package vectorstore
 import (
 	"context"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -45,6 +46,9 @@ func sharedBenchCollection(b *testing.B, n int) *Collection {
 		b.Fatal(err)
 	}
 	benchCollections.m[n] = c
+	// The inputs are garbage now: collect them before the timed queries,
+	// rather than during them.
+	runtime.GC()
 	return c
 }
 
@@ -84,6 +88,48 @@ func BenchmarkQuery100k(b *testing.B) { benchmarkQuery(b, 100_000, false) }
 // of BenchmarkQuery100k, the reference its time is compared with in the
 // same run.
 func BenchmarkChromemQuery100k(b *testing.B) { benchmarkQuery(b, 100_000, true) }
+
+// benchmarkFloor measures the memory-bandwidth floor of a query over the
+// same matrix: summing every value of it on as many goroutines as the
+// scan uses, with no dot product, heap or filter.
+func benchmarkFloor(b *testing.B, n int) {
+	c := sharedBenchCollection(b, n)
+	mat := c.mat
+	workers := runtime.GOMAXPROCS(0)
+	sums := make([]float32, workers)
+	b.ResetTimer()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		chunk := (len(mat) + workers - 1) / workers
+		for w := range workers {
+			part := mat[min(w*chunk, len(mat)):min((w+1)*chunk, len(mat))]
+			wg.Go(func() {
+				var s0, s1, s2, s3 float32
+				for i := 0; i+4 <= len(part); i += 4 {
+					s0 += part[i]
+					s1 += part[i+1]
+					s2 += part[i+2]
+					s3 += part[i+3]
+				}
+				sums[w] = s0 + s1 + s2 + s3
+			})
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
+}
+
+// BenchmarkFloor100k: the memory-bandwidth floor of BenchmarkQuery100k.
+func BenchmarkFloor100k(b *testing.B) { benchmarkFloor(b, 100_000) }
+
+// BenchmarkFloor1M: the memory-bandwidth floor of BenchmarkQuery1M (run
+// only with $CLINSIGHT_BENCH_1M, like it).
+func BenchmarkFloor1M(b *testing.B) {
+	if os.Getenv(bench1MEnv) == "" {
+		b.Skipf("1,000,000 × 384 needs about 3 GB of memory: set %s=1 to run it", bench1MEnv)
+	}
+	benchmarkFloor(b, 1_000_000)
+}
 
 // bench1MEnv names the environment variable that enables
 // BenchmarkQuery1M: its collection takes about 1.5 GB of vectors (plus the

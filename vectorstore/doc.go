@@ -48,6 +48,20 @@
 // directory stay usable. A store directory is meant for one process at a
 // time.
 //
+// # Search
+//
+// chromem-go is the document store (collections, metadata, the documents),
+// but queries do not go through its scan: each collection also keeps its
+// vectors in one contiguous row-major float32 matrix (the chromem
+// documents and the records share its rows, so vectors are held once),
+// and a query multiplies it by the query vector with BLAS (gonum's
+// blas32.Gemv) in blocks spread over the cores, a metadata filter being
+// applied as a bitmap of each block's rows before it is scored, and each
+// worker keeping its best rows in a fixed-size heap. The search is exact:
+// it returns what chromem-go's QueryEmbedding returns (the same documents,
+// similarities equal to 1e-6), ties broken by ID, at the speed the memory
+// can be read (see scan.go and matrix.go).
+//
 // # Concurrency
 //
 // A [Store] and its [Collection] values are safe for concurrent use. Queries
