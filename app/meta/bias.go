@@ -204,10 +204,12 @@ func tieSizes(x []float64) []float64 {
 // concordant pairs of n untied observations under independence (R's
 // ckendall/pKendall, as probabilities to avoid overflowing n!).
 func kendallDist(n int) []float64 {
-	p := []float64{1}
+	size := n*(n-1)/2 + 1
+	p, next := make([]float64, 1, size), make([]float64, 0, size)
+	p[0] = 1
 	for m := 2; m <= n; m++ {
 		u := m * (m - 1) / 2
-		next := make([]float64, u+1)
+		next = next[:u+1]
 		var window float64
 		for t := 0; t <= u; t++ {
 			if t < len(p) {
@@ -218,7 +220,7 @@ func kendallDist(n int) []float64 {
 			}
 			next[t] = window / float64(m)
 		}
-		p = next
+		p, next = next, p
 	}
 	return p
 }

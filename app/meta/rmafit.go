@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -85,6 +86,9 @@ func median(y []float64) float64 {
 // interval of τ², I² and H² (confint.rma.uni) for random-effects models.
 func fitRMA(m uniModel) (uniFit, error) {
 	k := len(m.y)
+	if k == 0 {
+		return uniFit{}, errorf(ENOTESTIMABLE, "no study has an estimable effect")
+	}
 	if m.x == nil {
 		m.x, m.intercept = interceptOnly(k), true
 	}
@@ -99,8 +103,8 @@ func fitRMA(m uniModel) (uniFit, error) {
 				p, map[bool]string{true: " and a between-study variance", false: ""}[random], k)
 		}
 	}
-	if _, _, ok := invXWX(m.x, ones(k)); !ok {
-		return uniFit{}, errorf(ENOTESTIMABLE, "the moderators are redundant or constant across the studies, so the model cannot be fitted")
+	if !fullRank(m.x) {
+		return uniFit{}, errSingular()
 	}
 	if k == 1 && m.test == TestKnHa {
 		f.test = TestZ
@@ -115,7 +119,7 @@ func fitRMA(m uniModel) (uniFit, error) {
 	f.w = weights(m.v, f.tau2)
 	pr, ok := newProjection(m.x, f.w, m.y)
 	if !ok {
-		return uniFit{}, errorf(ENOTESTIMABLE, "the model cannot be fitted: the weighted moderator matrix is singular")
+		return uniFit{}, errSingular()
 	}
 	f.beta = pr.beta
 	f.vb = pr.a
@@ -204,7 +208,10 @@ func fitRMA(m uniModel) (uniFit, error) {
 
 	// Heterogeneity from the equal-effects weights.
 	if k > p {
-		fe, _ := newProjection(m.x, weights(m.v, 0), centered(m.y))
+		fe, ok := newProjection(m.x, weights(m.v, 0), centered(m.y))
+		if !ok {
+			return uniFit{}, errSingular()
+		}
 		f.qe = math.Max(0, fe.yPy())
 		f.qeDF = k - p
 		f.qep = distuv.ChiSquared{K: float64(f.qeDF)}.Survival(f.qe)
@@ -263,19 +270,28 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 	ctl := m.ctl
 	switch m.method {
 	case HS:
-		pr, _ := newProjection(x, weights(v, 0), ymc)
+		pr, ok := newProjection(x, weights(v, 0), ymc)
+		if !ok {
+			return errSingular()
+		}
 		sw := sum(pr.w)
 		f.tau2 = math.Max(0, (pr.yPy()-k)/sw)
 		t := f.tau2
 		f.seTau2 = math.Sqrt(1 / (sw * sw) * (2*(k-p) + 4*t*pr.trPD(nil) + 2*t*t*pr.trPPD(nil)))
 	case HE:
-		pr, _ := newProjection(x, ones(f.k), ymc)
+		pr, ok := newProjection(x, ones(f.k), ymc)
+		if !ok {
+			return errSingular()
+		}
 		trPV := pr.trPD(v)
 		f.tau2 = math.Max(0, (pr.yPy()-trPV)/(k-p))
 		t := f.tau2
 		f.seTau2 = math.Sqrt(1 / ((k - p) * (k - p)) * (2*pr.trPDPD(v) + 4*t*trPV + 2*t*t*(k-p)))
 	case DL:
-		pr, _ := newProjection(x, weights(v, 0), ymc)
+		pr, ok := newProjection(x, weights(v, 0), ymc)
+		if !ok {
+			return errSingular()
+		}
 		trP := pr.trPD(nil)
 		f.tau2 = math.Max(0, (pr.yPy()-(k-p))/trP)
 		t := f.tau2
@@ -286,7 +302,10 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 			vy += d * d
 		}
 		tau0 := vy / (k - 1) * (k - 1) / k
-		pr, _ := newProjection(x, weights(v, tau0), ymc)
+		pr, ok := newProjection(x, weights(v, tau0), ymc)
+		if !ok {
+			return errSingular()
+		}
 		f.tau2 = math.Max(0, tau0*pr.yPy()/(k-p))
 		t := f.tau2
 		f.seTau2 = math.Sqrt(tau0 * tau0 / ((k - p) * (k - p)) * (2*pr.trPDPD(v) + 4*t*pr.trPPD(v) + 2*t*t*pr.trPPD(nil)))
@@ -312,7 +331,10 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 		sw := sum(weights(v, f.tau2))
 		f.seTau2 = math.Sqrt(2 * k * k / (k - p) / (sw * sw))
 	case ML, REML, EB:
-		pr, _ := newProjection(x, ones(f.k), ymc)
+		pr, ok := newProjection(x, ones(f.k), ymc)
+		if !ok {
+			return errSingular()
+		}
 		tau2 := math.Max(0, (pr.yPy()-pr.trPD(v))/(k-p)) // Hedges' start
 		change := ctl.Threshold + 1
 		iter := 0
@@ -321,7 +343,7 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 			old := tau2
 			pr, ok := newProjection(x, weights(v, tau2), ymc)
 			if !ok {
-				return errorf(ENOTESTIMABLE, "the model cannot be fitted: the weighted moderator matrix is singular")
+				return errSingular()
 			}
 			var adj float64
 			switch m.method {
@@ -350,7 +372,10 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 		f.iter = iter
 		if m.method != EB {
 			ll := func(t float64) float64 {
-				pr, _ := newProjection(x, weights(v, t), ymc)
+				pr, ok := newProjection(x, weights(v, t), ymc)
+				if !ok {
+					return math.Inf(-1)
+				}
 				var sl float64
 				for _, vi := range v {
 					sl += math.Log(vi + t)
@@ -375,7 +400,10 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 			}
 			f.seTau2 = math.Sqrt(2 / s2)
 		case REML:
-			pr, _ := newProjection(x, w, ymc)
+			pr, ok := newProjection(x, w, ymc)
+			if !ok {
+				return errSingular()
+			}
 			f.seTau2 = math.Sqrt(2 / pr.trPPD(nil))
 		case EB:
 			sw := sum(w)
@@ -487,4 +515,33 @@ func rMean(y []float64) float64 {
 		t += v - m
 	}
 	return m + t/n
+}
+
+// errSingular is metafor's "Model matrix not of full rank. Cannot fit
+// model." in words.
+func errSingular() error {
+	return errorf(ENOTESTIMABLE, "the model cannot be fitted: a moderator (or the standard error, for Egger's test) is constant or redundant across the studies")
+}
+
+// fullRank is metafor's check that no eigenvalue of X'X is at or below
+// its evtol (1e-7).
+func fullRank(x [][]float64) bool {
+	g := gram(x, ones(len(x)))
+	p := len(g)
+	sym := mat.NewSymDense(p, nil)
+	for i := 0; i < p; i++ {
+		for j := i; j < p; j++ {
+			sym.SetSym(i, j, g[i][j])
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sym, false) {
+		return false
+	}
+	for _, v := range eig.Values(nil) {
+		if !(v > 1e-7) {
+			return false
+		}
+	}
+	return true
 }
