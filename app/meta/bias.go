@@ -52,8 +52,10 @@ type EggerTest struct {
 // Egger runs Egger's regression test on the studies of res.
 func Egger(res Result) (EggerTest, error) {
 	y, v, _, m := modelInputs(res)
-	if len(y) < 3 {
-		return EggerTest{}, errorf(ENOTESTIMABLE, "Egger's test needs at least 3 studies (there are %d)", len(y))
+	if len(y) < 3 && (m.method.IsRandom() || len(y) < 2) {
+		// metafor: "Number of parameters to be estimated is larger than
+		// the number of observations."
+		return EggerTest{}, errorf(ENOTESTIMABLE, "Egger's test needs at least 3 studies with a random-effects model, 2 with a common-effect model (there are %d)", len(y))
 	}
 	m.x = make([][]float64, len(y))
 	for i := range y {
@@ -84,8 +86,8 @@ type BeggTest struct {
 func Begg(res Result) (BeggTest, error) {
 	y, v, _, _ := modelInputs(res)
 	k := len(y)
-	if k < 3 {
-		return BeggTest{}, errorf(ENOTESTIMABLE, "Begg's test needs at least 3 studies (there are %d)", k)
+	if k < 2 {
+		return BeggTest{}, errorf(ENOTESTIMABLE, "Begg's test needs at least 2 studies (there is %d)", k)
 	}
 	var sw, swy float64
 	for i := range y {
