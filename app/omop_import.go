@@ -39,3 +39,42 @@ func conceptResolver(ctx context.Context, path string, cat *datasets.Catalog) (c
 	}
 	return r, db.Close, nil
 }
+
+// SearchConcepts looks a term (a name, a lay term, an abbreviation or a
+// code) up in the vocabulary of an OMOP CDM source: its best standard
+// concepts with the persons each finds, at most limit; domain may be "".
+func (d *Data) SearchConcepts(ctx context.Context, src Source, text, domain string, limit int) ([]ConceptHit, error) {
+	path, err := d.ws.file(src)
+	if err != nil {
+		return nil, err
+	}
+	db, err := datasets.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	r, err := omop.NewResolver(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	cands, err := r.Search(ctx, omop.NewTerm(text, domain), limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ConceptHit, len(cands))
+	for i, c := range cands {
+		out[i].Candidate = c
+		if out[i].Persons, err = r.Persons(ctx, c.Domain, []int64{c.ID}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ConceptHit is a concept found by SearchConcepts.
+type ConceptHit struct {
+	omop.Candidate
+	// Persons is the number of persons with an event of the concept
+	// itself (without descendants); -1 when its domain has no event table.
+	Persons int64
+}

@@ -23,6 +23,7 @@ func newAskCmd(f *Factory) *cobra.Command {
 		db, xlsx, model string
 		asJSON          bool
 		k, attempts     int
+		exclude         []int64 // OMOP: concept ids removed from the concept sets
 	)
 	cmd := &cobra.Command{
 		Use:   `ask --db DB "question"`,
@@ -55,7 +56,7 @@ without SQL.`,
 			}
 			defer p.Close()
 			streamed := false
-			ans, askErr := p.Ask(ctx, cohort.Request{Question: args[0]}, func(e cohort.Event) {
+			ans, askErr := p.Ask(ctx, cohort.Request{Question: args[0], ExcludeConcepts: exclude}, func(e cohort.Event) {
 				if asJSON {
 					return
 				}
@@ -99,6 +100,7 @@ without SQL.`,
 	cmd.Flags().StringVar(&model, "model", "", "model for SQL and explanation (default: the SQL and chat models of the settings)")
 	cmd.Flags().IntVar(&k, "k", cohort.DefaultTopK, "tables retrieved")
 	cmd.Flags().IntVar(&attempts, "max-attempts", cohort.DefaultMaxAttempts, "statements tried before giving up")
+	cmd.Flags().Int64SliceVar(&exclude, "exclude-concept", nil, "OMOP sources: remove this concept id from the question's concept sets (repeatable)")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/datasets/realdata"
 )
 
@@ -37,5 +38,38 @@ func TestImportOMOPNotAFolder(t *testing.T) {
 	_, stderr, code := run(t, t.TempDir(), "import", "omop", t.TempDir(), "--db", filepath.Join(t.TempDir(), "o.sqlite"))
 	if code != 1 || !strings.Contains(stderr, "OMOP") || !strings.Contains(stderr, "PERSON.csv") {
 		t.Errorf("code %d stderr %q", code, stderr)
+	}
+}
+
+// TestConceptsAndAskOnDemoOMOP looks terms up in the demo OMOP source and
+// answers a template-shaped question with no model reachable, removing a
+// concept with --exclude-concept.
+func TestConceptsAndAskOnDemoOMOP(t *testing.T) {
+	ws := t.TempDir()
+	if _, stderr, code := run(t, ws, "demo", "init", "--patients", "200"); code != 0 {
+		t.Fatalf("demo init: %s", stderr)
+	}
+	out, stderr, code := run(t, ws, "concepts", "--db", "demo-omop", "E11.9")
+	if code != 0 || !strings.Contains(out, "201826") || !strings.Contains(out, "maps from ICD10CM E11.9") {
+		t.Fatalf("concepts E11.9: %d %q %q", code, out, stderr)
+	}
+	w, err := app.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.UpdateConfig(func(c *app.Config) { c.OllamaHost = "http://127.0.0.1:1" }); err != nil { // no model reachable
+		t.Fatal(err)
+	}
+	w.Close()
+	out, stderr, code = run(t, ws, "ask", "--db", "demo-omop", "How many patients have type 2 diabetes and take metformin?")
+	if code != 0 || !strings.Contains(out, "without a model") || !strings.Contains(out, "Concept sets") || !strings.Contains(out, "201826") {
+		t.Fatalf("ask: %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "37016354") {
+		t.Fatalf("the diabetes set lacks its descendant 37016354:\n%s", out)
+	}
+	out2, _, code := run(t, ws, "ask", "--db", "demo-omop", "--exclude-concept", "37016354", "How many patients have type 2 diabetes and take metformin?")
+	if code != 0 || !strings.Contains(out2, "not 37016354") {
+		t.Errorf("ask --exclude-concept: %d\n%s", code, out2)
 	}
 }

@@ -104,10 +104,12 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 		newVersionCmd(f),
 		newTrialsCmd(f),
 		newAskCmd(f),
+		newConceptsCmd(f), // OMOP vocabulary search (concepts.go)
 	)
 	attachCohortEval(f, root) // "eval retrieval" and "eval ehrsql", beside the other pipelines' evaluations
 	attachEvidence(f, root)   // "evidence import|search" and "eval screening"
 	attachTrialsEval(f, root) // "eval trec": trial ranking
+	attachActiveEval(f, root) // "eval active": active-learning screening simulated
 	return root
 }
 

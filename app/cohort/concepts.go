@@ -2,6 +2,7 @@ package cohort
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -18,7 +19,14 @@ import (
 // on an OMOP CDM source; *omop.Resolver implements it. Config.Concepts is
 // set for OMOP sources only.
 type ConceptResolver interface {
+	// ResolveTerms resolves terms to concept sets.
 	ResolveTerms(ctx context.Context, terms []omop.Term) (sets []omop.ConceptSet, unresolved []omop.Term, err error)
+	// Search returns the best standard concepts for a term.
+	Search(ctx context.Context, t omop.Term, limit int) ([]omop.Candidate, error)
+	// Concept reads one concept.
+	Concept(ctx context.Context, id int64) (omop.Concept, bool, error)
+	// Refresh recomputes a set's ids and counts after an edit.
+	Refresh(ctx context.Context, set *omop.ConceptSet) error
 }
 
 // conceptTokens bounds the reply of the concept-term call.
@@ -102,8 +110,89 @@ func (r *run) resolveConcepts(ctx context.Context, req Request) error {
 		return err
 	}
 	ans.ConceptsFrom = from
+	if len(req.ExcludeConcepts) > 0 {
+		if ans.ConceptSets, err = p.ExcludeConcepts(ctx, ans.ConceptSets, req.ExcludeConcepts); err != nil {
+			return err
+		}
+	}
 	r.emit(Event{Kind: EventConcepts, ConceptSets: ans.ConceptSets})
 	return nil
+}
+
+// ErrNotOMOP is returned by the concept-set methods of a pipeline whose
+// source is not an OMOP CDM database.
+var ErrNotOMOP = errors.New("this data source is not an OMOP CDM database: it has no concept sets")
+
+// OMOP reports whether the pipeline's source is an OMOP CDM database with
+// concept sets.
+func (p *Pipeline) OMOP() bool { return p.cfg.Concepts != nil }
+
+// SearchConcepts looks a term up in the source's vocabulary (to add a
+// concept to a set): the best standard concepts, at most limit; domain may
+// be "".
+func (p *Pipeline) SearchConcepts(ctx context.Context, text, domain string, limit int) ([]omop.Candidate, error) {
+	if p.cfg.Concepts == nil {
+		return nil, ErrNotOMOP
+	}
+	return p.cfg.Concepts.Search(ctx, omop.NewTerm(text, domain), limit)
+}
+
+// AddConcept adds a concept (with its descendants) to a set and
+// recomputes the set.
+func (p *Pipeline) AddConcept(ctx context.Context, set *omop.ConceptSet, id int64) error {
+	if p.cfg.Concepts == nil {
+		return ErrNotOMOP
+	}
+	c, ok, err := p.cfg.Concepts.Concept(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("there is no concept %d in this vocabulary", id)
+	}
+	set.Add(c)
+	return p.cfg.Concepts.Refresh(ctx, set)
+}
+
+// ExcludeConcepts returns copies of the sets with each given concept
+// removed: an item is dropped, a descendant is excluded (as ATLAS does);
+// a concept in no set is an error naming it.
+func (p *Pipeline) ExcludeConcepts(ctx context.Context, sets []omop.ConceptSet, ids []int64) ([]omop.ConceptSet, error) {
+	if p.cfg.Concepts == nil {
+		return nil, ErrNotOMOP
+	}
+	out := slices.Clone(sets)
+	for _, id := range ids {
+		found := false
+		for i := range out {
+			s := &out[i]
+			if !slices.Contains(s.IDs, id) && !slices.ContainsFunc(s.Items, func(it omop.SetItem) bool { return it.ID == id }) {
+				continue
+			}
+			found = true
+			s.Items = slices.Clone(s.Items)
+			if !s.Remove(id) {
+				c, ok, err := p.cfg.Concepts.Concept(ctx, id)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					c = omop.Concept{ID: id, Domain: s.Domain}
+				}
+				s.Items = append(s.Items, omop.SetItem{Concept: c, Excluded: true})
+			}
+			if err := p.cfg.Concepts.Refresh(ctx, s); err != nil {
+				return nil, err
+			}
+			if len(s.IDs) == 0 {
+				return nil, fmt.Errorf("removing concept %d leaves the concept set %q empty: rephrase the question without it instead", id, s.Name)
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("concept %d is in none of the question's concept sets", id)
+		}
+	}
+	return out, nil
 }
 
 // conceptSetPrompt is a concept set as the generation prompt lists it.

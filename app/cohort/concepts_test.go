@@ -268,3 +268,49 @@ func TestOMOPTemplateWhenModelServerDown(t *testing.T) {
 		t.Errorf("template count %v, reference %d", got, want)
 	}
 }
+
+// TestOMOPEditConceptSets removes a concept through the request and adds
+// one found by search: the SQL follows the edited sets.
+func TestOMOPEditConceptSets(t *testing.T) {
+	res, _ := omopResolver(t)
+	f := newFixtureOn(t, omopDemoPath(t), Config{Concepts: res})
+	f.srv.HandleChat(scriptedOMOPModel(`{"terms":[{"text":"type 2 diabetes","domain":"Condition"},{"text":"metformin","domain":"Drug"}]}`))
+	ctx := context.Background()
+	if !f.p.OMOP() {
+		t.Fatal("the pipeline does not know its source is OMOP")
+	}
+	q := "How many patients have type 2 diabetes and take metformin?"
+	ans, err := f.p.Ask(ctx, Request{Question: q, ExcludeConcepts: []int64{37016354}}, nil)
+	if err != nil || ans.Status != StatusAnswered {
+		t.Fatalf("%v %s", err, ans.Message)
+	}
+	dm := ans.ConceptSets[0]
+	if slices.Contains(dm.IDs, 37016354) || strings.Contains(ans.SQL, "37016354") || !strings.Contains(ans.SQL, "201826") {
+		t.Errorf("excluded concept still used: ids %v\n%s", dm.IDs, ans.SQL)
+	}
+	if _, err := f.p.ExcludeConcepts(ctx, ans.ConceptSets, []int64{123}); err == nil {
+		t.Error("excluding a concept of no set: no error")
+	}
+	if _, err := f.p.ExcludeConcepts(ctx, ans.ConceptSets, []int64{1503297, 2002000000}); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("emptying a set: %v", err)
+	}
+
+	// Add heart failure, found by search, to the diabetes set.
+	cands, err := f.p.SearchConcepts(ctx, "heart failure", "Condition", 3)
+	if err != nil || len(cands) == 0 || cands[0].ID != 316139 {
+		t.Fatalf("search: %+v %v", cands, err)
+	}
+	before := dm.Persons
+	if err := f.p.AddConcept(ctx, &dm, cands[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(dm.IDs, 316139) || dm.Persons <= before {
+		t.Errorf("after adding heart failure: ids %v, persons %d (was %d)", dm.IDs, dm.Persons, before)
+	}
+	sets := slices.Clone(ans.ConceptSets)
+	sets[0] = dm
+	ans2, err := f.p.Ask(ctx, Request{Question: q, ConceptSets: sets}, nil)
+	if err != nil || !strings.Contains(ans2.SQL, "316139") {
+		t.Errorf("SQL after the addition: %v\n%s", err, ans2.SQL)
+	}
+}

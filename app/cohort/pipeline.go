@@ -210,6 +210,9 @@ type Request struct {
 	// (a concept removed or added): used as given instead of resolving the
 	// question's terms again. nil resolves them.
 	ConceptSets []omop.ConceptSet
+	// ExcludeConcepts, on an OMOP source, removes these concept ids from
+	// the resolved concept sets before generation.
+	ExcludeConcepts []int64
 }
 
 // Validate checks a request.
