@@ -34,10 +34,32 @@ const (
 // when run) and the bubble plot of a one-moderator regression; the
 // provenance records the plan. Atomic as ExportWorkbook.
 func ExportReport(ctx context.Context, path string, studies []Study, rep Report, plan Plan, prov export.Provenance) (export.Summary, error) {
+	parts := ReportSheets(rep, plan)
+	prov.Extra = slices.Clone(prov.Extra)
+	for _, kv := range parts.Settings {
+		prov.Add(kv[0], kv[1])
+	}
+	return writeWorkbook(ctx, path, studies, rep.Result, parts.Tables, parts.Images, prov)
+}
+
+// ReportParts are the sheets of a report for a workbook of its own
+// (ExportReport) or another one (the review workbook): the analysis
+// tables, the plot pictures, and the settings to record in the provenance
+// (name, value).
+type ReportParts struct {
+	Tables   []export.Table
+	Images   []export.Image
+	Settings [][2]string
+}
+
+// ReportSheets builds the Summary sheet, one sheet per analysis of rep,
+// the forest (grouped when subgroups were run), cumulative, funnel and
+// bubble plots, and the plan's settings.
+func ReportSheets(rep Report, plan Plan) ReportParts {
 	res := rep.Result
 	var images []export.Image
 	var buf bytes.Buffer
-	if err := WriteForestPlot(&buf, res, PlotOptions{}); err == nil {
+	if err := WriteForestPlot(&buf, res, PlotOptions{}); err == nil && res.K > 0 {
 		images = append(images, export.Image{Sheet: PlotSheet, PNG: slices.Clone(buf.Bytes()),
 			AltText: fmt.Sprintf("Forest plot: %s, %s, k = %d", res.Measure.Label(), res.ModelLabel(), res.K)})
 	}
@@ -132,30 +154,31 @@ func ExportReport(ctx context.Context, path string, studies []Study, rep Report,
 			}
 		}))
 	}
-	prov.Extra = slices.Clone(prov.Extra)
+	var set [][2]string
+	add := func(k, v string) { set = append(set, [2]string{k, v}) }
 	if plan.Subgroup != "" {
-		prov.Add("Subgroups by", plan.Subgroup)
+		add("Subgroups by", plan.Subgroup)
 	}
 	if len(plan.Mods) > 0 {
-		prov.Add("Moderators", strings.Join(plan.Mods, ", ")+" (rma with mods)")
+		add("Moderators", strings.Join(plan.Mods, ", ")+" (rma with mods)")
 	}
 	if plan.Egger {
-		prov.Add("Egger's test", "regtest, model \"rma\", predictor \"sei\"")
+		add("Egger's test", "regtest, model \"rma\", predictor \"sei\"")
 	}
 	if plan.Begg {
-		prov.Add("Begg's test", "ranktest (exact p-value without ties)")
+		add("Begg's test", "ranktest (exact p-value without ties)")
 	}
 	if plan.TrimFill != "" {
-		prov.Add("Trim and fill", "estimator "+plan.TrimFill+", side chosen as metafor")
+		add("Trim and fill", "estimator "+plan.TrimFill+", side chosen as metafor")
 	}
 	if plan.Cumulative {
 		by := "data order"
 		if plan.CumulativeBy != "" {
 			by = "increasing " + plan.CumulativeBy
 		}
-		prov.Add("Cumulative order", by)
+		add("Cumulative order", by)
 	}
-	return writeWorkbook(ctx, path, studies, res, tables, images, prov)
+	return ReportParts{Tables: tables, Images: images, Settings: set}
 }
 
 // rowsTable builds a table from rows added by fill.
