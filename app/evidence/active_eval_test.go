@@ -1,0 +1,105 @@
+package evidence
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/clinsight/clinsight/datasets/realdata"
+)
+
+// cohenReviews reads the seven Cohen 2006 reviews (fails in CI when absent).
+func cohenReviews(t *testing.T) []LabelledReview {
+	t.Helper()
+	dir := realdata.Path(t, "screening-cohen-2006")
+	revs, err := ReadLabelledDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(revs) != 7 {
+		t.Fatalf("%s holds %d reviews, want the 7 of PROVENANCE.md", dir, len(revs))
+	}
+	return revs
+}
+
+// simMean runs seeds simulations of rev and returns the mean metrics.
+func simMean(t *testing.T, rev LabelledReview, f *Features, opt SimOptions, seeds int) Metrics {
+	t.Helper()
+	var m Metrics
+	for s := range seeds {
+		r, err := Simulate(context.Background(), rev, f, opt, uint64(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.WSS95 += r.WSS95 / float64(seeds)
+		m.WSS100 += r.WSS100 / float64(seeds)
+		m.RRF10 += r.RRF10 / float64(seeds)
+		m.N95 += r.N95
+	}
+	m.N95 /= seeds
+	return m
+}
+
+// TestActiveGrid prints the learner comparison on the Cohen reviews and the
+// leave-one-review-out choice; it runs only with CLINSIGHT_ACTIVE_GRID=1
+// (minutes of CPU).
+func TestActiveGrid(t *testing.T) {
+	if os.Getenv("CLINSIGHT_ACTIVE_GRID") == "" {
+		t.Skip("set CLINSIGHT_ACTIVE_GRID=1 to run the learner comparison")
+	}
+	revs := cohenReviews(t)
+	grid := []LearnerConfig{
+		{Kind: LearnerSVM, C: 0.11, Ratio: 9.8},
+		{Kind: LearnerSVM, C: 0.11, Ratio: 1},
+		{Kind: LearnerSVM, C: 0.11, Ratio: 30},
+		{Kind: LearnerSVM, C: 1, Ratio: 9.8},
+		{Kind: LearnerLogistic, C: 1, Ratio: 9.8},
+		{Kind: LearnerNaiveBayes, Alpha: 3.822, Ratio: 9.8},
+		{Kind: LearnerNaiveBayes, Alpha: 1, Ratio: 9.8},
+	}
+	feats := []FeatureOptions{{Bigrams: true, MinDF: 2, KeywordPhrases: true}, {Bigrams: true, MinDF: 2}, {Bigrams: false, MinDF: 2, KeywordPhrases: true}}
+	seeds := 2
+	type key struct{ l, f int }
+	table := map[key][]float64{}
+	for fi, fo := range feats {
+		fs := make([]*Features, len(revs))
+		for ri, r := range revs {
+			var err error
+			if fs[ri], err = BuildFeatures(context.Background(), r.Docs, fo); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for li, lc := range grid {
+			var row []float64
+			line := fmt.Sprintf("%-28s bigrams=%-5v", lc, fo.Bigrams)
+			for ri, r := range revs {
+				m := simMean(t, r, fs[ri], SimOptions{Learner: lc, Features: fo, Batch: 1}, seeds)
+				row = append(row, m.WSS95)
+				line += fmt.Sprintf(" %s=%.3f/%.3f", r.Name[:4], m.WSS95, m.RRF10)
+			}
+			table[key{li, fi}] = row
+			t.Log(line)
+		}
+	}
+	// Leave one review out: the setting with the best mean WSS@95 on the
+	// other six, scored on the held-out one.
+	var cv float64
+	for ri := range revs {
+		best, bestK := -1.0, key{}
+		for k, row := range table {
+			var s float64
+			for j, v := range row {
+				if j != ri {
+					s += v
+				}
+			}
+			if s > best || (s == best && (k.l < bestK.l || k.l == bestK.l && k.f < bestK.f)) {
+				best, bestK = s, k
+			}
+		}
+		cv += table[bestK][ri] / float64(len(revs))
+		t.Logf("held out %s: chose %s bigrams=%v, WSS@95 %.3f", revs[ri].Name, grid[bestK.l], feats[bestK.f].Bigrams, table[bestK][ri])
+	}
+	t.Logf("leave-one-review-out mean WSS@95 %.3f", cv)
+}
