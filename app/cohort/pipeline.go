@@ -362,11 +362,11 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 		if err := r.resolveConcepts(ctx, req); err != nil {
 			return r.fail(err)
 		}
+		MergeConceptTables(ans.Retrieval, p.cat, ans.ConceptSets, p.cfg.TopK)
+		r.emit(Event{Kind: EventRetrieved, Retrieval: ans.Retrieval})
 		if r.modelDown != "" {
 			return r.answerByTemplate(ctx, r.modelDown)
 		}
-		MergeConceptTables(ans.Retrieval, p.cat, ans.ConceptSets, p.cfg.TopK)
-		r.emit(Event{Kind: EventRetrieved, Retrieval: ans.Retrieval})
 	}
 
 	// 3. Classify and generate in one call.
