@@ -288,7 +288,15 @@ func (sp *splitter) prefixFold(s string, i int, word string) (int, bool) {
 // matchAny matches the first of words at s[i:] (ignoring case) and returns
 // the end of the match.
 func (sp *splitter) matchAny(s string, i int, words []string) (int, bool) {
+	if i >= len(s) {
+		return 0, false
+	}
+	c := s[i]
 	for _, w := range words {
+		// An ASCII byte must be the word's first letter, in either case.
+		if c < utf8.RuneSelf && c|0x20 != w[0] {
+			continue
+		}
 		if end, ok := sp.prefixFold(s, i, w); ok {
 			return end, true
 		}
@@ -657,9 +665,28 @@ func (sp *splitter) endsLeadIn(s string) bool {
 // leading punctuation.
 func (sp *splitter) cleanItem(s string) string {
 	sp.work += 3 * len(s)
-	s = strings.Join(strings.Fields(s), " ")
+	if !tidy(s) {
+		s = strings.Join(strings.Fields(s), " ")
+	}
 	s = strings.TrimLeft(s, ":;,.-–— ")
 	return strings.TrimSpace(s)
+}
+
+// tidy reports whether strings.Fields and a join would leave s as it is:
+// ASCII without white space other than single spaces between words.
+func tidy(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ' && s[i+1] == ' ':
+			return false
+		}
+	}
+	return true
 }
 
 // emptyCriteria are the items that state there is no criterion (compared
