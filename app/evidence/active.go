@@ -35,6 +35,8 @@ type FeatureOptions struct {
 	// KeywordPhrases adds each keyword (a MeSH heading) as one whole
 	// feature besides its words.
 	KeywordPhrases bool
+	// TitleTwice counts the title's terms twice.
+	TitleTwice bool
 }
 
 // DefaultFeatureOptions are the features chosen on the Cohen 2006 reviews
@@ -83,7 +85,11 @@ func docTerms(d ActiveDoc, opt FeatureOptions) []string {
 			}
 		}
 	}
-	for _, field := range []string{d.Title, d.Abstract, strings.ReplaceAll(d.Keywords, ";", " . ")} {
+	fields := []string{d.Title, d.Abstract, strings.ReplaceAll(d.Keywords, ";", " . ")}
+	if opt.TitleTwice {
+		fields = append(fields, d.Title)
+	}
+	for _, field := range fields {
 		ts := activeAnalyzer.Terms(field)
 		out = append(out, ts...)
 		if bigrams {
@@ -180,6 +186,9 @@ const (
 	// LearnerNaiveBayes is multinomial naive Bayes on the TF-IDF weights
 	// (ASReview's former default, alpha 3.822).
 	LearnerNaiveBayes LearnerKind = "nb"
+	// LearnerSVMNB sums the SVM's and naive Bayes' scores, each divided
+	// by its standard deviation over the records (equal say to each).
+	LearnerSVMNB LearnerKind = "svm+nb"
 )
 
 // LearnerConfig sets the classifier and its class balancing.
@@ -194,6 +203,9 @@ type LearnerConfig struct {
 	Ratio float64
 	// Alpha is naive Bayes' additive smoothing.
 	Alpha float64
+	// NBUntil, when positive, uses naive Bayes (which learns from very few
+	// examples) until that many records are included, then Kind.
+	NBUntil int
 }
 
 // DefaultLearner is the learner chosen by leave-one-review-out
@@ -205,8 +217,13 @@ var DefaultLearner = LearnerConfig{Kind: LearnerSVM, C: 0.11, Ratio: 9.8}
 func (c LearnerConfig) String() string {
 	switch c.Kind {
 	case LearnerNaiveBayes:
-		return fmt.Sprintf("nb(alpha=%g)", c.Alpha)
+		return fmt.Sprintf("nb(alpha=%g,ratio=%g)", c.Alpha, c.Ratio)
+	case LearnerSVMNB:
+		return fmt.Sprintf("svm+nb(C=%g,alpha=%g,ratio=%g)", c.C, c.Alpha, c.Ratio)
 	default:
+		if c.NBUntil > 0 {
+			return fmt.Sprintf("nb(alpha=%g)->%s(C=%g,ratio=%g) after %d includes", c.Alpha, c.Kind, c.C, c.Ratio, c.NBUntil)
+		}
 		return fmt.Sprintf("%s(C=%g,ratio=%g)", c.Kind, c.C, c.Ratio)
 	}
 }
@@ -286,9 +303,25 @@ func (a *Active) Train(ctx context.Context) error {
 	if a.cfg.Ratio > 0 {
 		wPos = a.cfg.Ratio * float64(a.nNeg) / float64(a.nPos)
 	}
-	switch a.cfg.Kind {
+	kind := a.cfg.Kind
+	if a.nPos < a.cfg.NBUntil {
+		kind = LearnerNaiveBayes
+	}
+	switch kind {
 	case LearnerNaiveBayes:
 		a.trainNB(idx, wPos)
+		return nil
+	case LearnerSVMNB:
+		if err := a.trainDual(ctx, idx, wPos*a.cfg.C, wNeg*a.cfg.C, false); err != nil {
+			return err
+		}
+		svm := slices.Clone(a.w)
+		sdSVM := a.scoreSD()
+		a.trainNB(idx, wPos)
+		sdNB := a.scoreSD()
+		for t := range a.w {
+			a.w[t] = svm[t]/sdSVM + a.w[t]/sdNB
+		}
 		return nil
 	case LearnerLogistic:
 		return a.trainDual(ctx, idx, wPos*a.cfg.C, wNeg*a.cfg.C, true)
@@ -440,6 +473,23 @@ func (a *Active) trainNB(idx []int, wPos float64) {
 	if a.cfg.Ratio > 0 {
 		a.w[dim] = math.Log(a.cfg.Ratio)
 	}
+}
+
+// scoreSD returns the standard deviation of the current model's scores
+// over all records (1 when they are all equal).
+func (a *Active) scoreSD() float64 {
+	var sum, sq float64
+	n := float64(a.f.Len())
+	for i := range a.f.Len() {
+		s := a.score(i)
+		sum += s
+		sq += s * s
+	}
+	v := sq/n - (sum/n)*(sum/n)
+	if v <= 1e-24 {
+		return 1
+	}
+	return math.Sqrt(v)
 }
 
 // score returns record i's decision value.
