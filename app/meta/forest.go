@@ -23,7 +23,8 @@ import (
 )
 
 // PlotOptions configures a forest plot. The zero value draws a PNG with
-// automatic limits and no "favours" labels.
+// automatic limits and the default "favours" labels of the measure (see
+// DefaultFavours).
 type PlotOptions struct {
 	// Format is "png" or "svg"; empty means PNG (SaveForestPlot uses the
 	// file extension).
@@ -31,8 +32,11 @@ type PlotOptions struct {
 	// Title is drawn above the plot; empty means "<measure> (k = N)".
 	Title string
 	// FavoursLeft and FavoursRight label the two sides of the null line,
-	// e.g. "Favours vaccine" and "Favours control".
+	// e.g. "Favours vaccine" and "Favours control"; both empty means
+	// DefaultFavours of the measure.
 	FavoursLeft, FavoursRight string
+	// HideFavours leaves out the "favours" labels.
+	HideFavours bool
 	// XMin and XMax fix the axis limits on the display scale (ratios for OR,
 	// RR and GENRatio, proportions for PR, PLO and PFT); both 0 chooses them
 	// from the data. Intervals beyond the limits end in an arrow.
@@ -225,6 +229,11 @@ func newForestLayout(res Result, opts PlotOptions, build func(*forestLayout)) (*
 		rowH:     fs * 1.75,
 		pad:      fs * 1.2,
 		panelW:   4.2 * vg.Inch,
+	}
+	if opts.HideFavours {
+		l.opts.FavoursLeft, l.opts.FavoursRight = "", ""
+	} else if opts.FavoursLeft == "" && opts.FavoursRight == "" {
+		l.opts.FavoursLeft, l.opts.FavoursRight = DefaultFavours(res.Measure)
 	}
 	l.title = opts.Title
 	if l.title == "" {
@@ -495,8 +504,16 @@ func (l *forestLayout) draw(c draw.Canvas) {
 	// Favours labels under the axis, either side of the null line.
 	y := panelBottom - l.favH/2
 	if l.favH > 0 {
-		x0 := trX(0)
 		gap := vg.Length(6)
+		x0 := trX(0)
+		if !(l.xmin <= 0 && 0 <= l.xmax) {
+			x0 = xPanel + l.panelW/2 // the null value is off the axis
+		}
+		// Keep both labels on the canvas, however near an edge the null is.
+		leftW := l.small.Width("\u2190 " + l.opts.FavoursLeft)
+		rightW := l.small.Width(l.opts.FavoursRight + " \u2192")
+		x0 = max(x0, xLabel+leftW+gap)
+		x0 = min(x0, xWt+l.wtW-rightW-gap)
 		if l.opts.FavoursLeft != "" {
 			fs := l.small
 			fs.XAlign = draw.XRight
@@ -597,6 +614,19 @@ func (m forestMarks) Plot(c draw.Canvas, p *plot.Plot) {
 			c.StrokeLine2(pi, x1, y-tick, x1, y+tick)
 		}
 	}
+}
+
+// DefaultFavours returns the "favours" labels drawn either side of the null
+// line when none are given: for effect measures comparing two groups (OR,
+// RR, RD, MD, SMD, generic), an effect below the null favours the
+// treatment (fewer harmful events, lower scores), as RevMan labels it; a
+// proportion has no comparison and so no labels. Reviews whose outcome is
+// beneficial give their own labels.
+func DefaultFavours(m Measure) (left, right string) {
+	if m.IsProportion() {
+		return "", ""
+	}
+	return "Favours treatment", "Favours control"
 }
 
 // pooledLabel is the short model name of the diamond row.

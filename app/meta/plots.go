@@ -117,6 +117,9 @@ func WriteFunnelPlot(w io.Writer, res Result, opts FunnelOptions) error {
 		}
 		p.Add(ln)
 	}
+	// The legend goes under the plot, where it cannot hide a study.
+	leg := plot.NewLegend()
+	leg.Left = true
 	add := func(ys, vs []float64, col color.Color, filled bool, legend string) error {
 		if len(ys) == 0 {
 			return nil
@@ -136,7 +139,7 @@ func WriteFunnelPlot(w io.Writer, res Result, opts FunnelOptions) error {
 			sc.GlyphStyle.Shape = draw.RingGlyph{}
 		}
 		p.Add(sc)
-		p.Legend.Add(legend, sc)
+		leg.Add(legend, sc)
 		return nil
 	}
 	if err := add(y, v, colStudy, true, "Studies"); err != nil {
@@ -145,12 +148,30 @@ func WriteFunnelPlot(w io.Writer, res Result, opts FunnelOptions) error {
 	if err := add(fy, fv, colFilled, false, "Filled by trim and fill"); err != nil {
 		return err
 	}
-	p.Legend.Top = false
-	p.Legend.Left = true
 	// After Add, which widens the axes to every plotter's data range.
 	p.X.Min, p.X.Max = xMin, xMax
 	p.Y.Min, p.Y.Max = 0, maxSE
-	return renderPlot(w, p, 16*vg.Centimeter, 12*vg.Centimeter, opts.Format, opts.DPI)
+	p.X.Tick.Marker = plot.ConstantTicks(labelledTicks(xMin, xMax))
+	return renderCanvas(w, 16*vg.Centimeter, 13*vg.Centimeter, opts.Format, opts.DPI, func(c draw.Canvas) {
+		r := leg.Rectangle(c)
+		pad := vg.Points(6)
+		p.Draw(draw.Crop(c, 0, 0, r.Max.Y-r.Min.Y+2*pad, 0))
+		leg.Draw(draw.Crop(c, pad, 0, pad, 0))
+	})
+}
+
+// labelledTicks returns 4 to 7 labelled major ticks across [lo, hi] with
+// unlabelled minor ticks halfway between them.
+func labelledTicks(lo, hi float64) []plot.Tick {
+	major := linearTicks(lo, hi)
+	var ticks []plot.Tick
+	for i, v := range major {
+		ticks = append(ticks, plot.Tick{Value: v, Label: trimFloat(v)})
+		if i > 0 {
+			ticks = append(ticks, plot.Tick{Value: (major[i-1] + v) / 2})
+		}
+	}
+	return ticks
 }
 
 // WriteBubblePlot draws a meta-regression on one continuous moderator as
@@ -191,15 +212,38 @@ func WriteBubblePlot(w io.Writer, reg Regression, format string, dpi int) error 
 	ln.Color = colFilled
 	ln.Width = vg.Points(1.5)
 	p.Add(ln)
+	// Room around the data so that no bubble is cut at an edge, and
+	// labelled ticks on both axes.
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for _, s := range reg.Studies {
+		ylo, yhi = math.Min(ylo, s.YI), math.Max(yhi, s.YI)
+	}
+	widen := func(lo, hi float64) (float64, float64) {
+		m := 0.08 * (hi - lo)
+		if !(m > 0) {
+			m = 0.5
+		}
+		return lo - m, hi + m
+	}
+	p.X.Min, p.X.Max = widen(lo, hi)
+	p.Y.Min, p.Y.Max = widen(ylo, yhi)
+	p.X.Tick.Marker = plot.ConstantTicks(labelledTicks(p.X.Min, p.X.Max))
+	p.Y.Tick.Marker = plot.ConstantTicks(labelledTicks(p.Y.Min, p.Y.Max))
 	return renderPlot(w, p, 16*vg.Centimeter, 12*vg.Centimeter, format, dpi)
 }
 
 // renderPlot writes p as PNG or SVG.
 func renderPlot(w io.Writer, p *plot.Plot, width, height vg.Length, format string, dpi int) error {
+	return renderCanvas(w, width, height, format, dpi, p.Draw)
+}
+
+// renderCanvas writes what paint draws on a width × height canvas as PNG
+// or SVG.
+func renderCanvas(w io.Writer, width, height vg.Length, format string, dpi int, paint func(draw.Canvas)) error {
 	switch strings.ToLower(strings.TrimPrefix(format, ".")) {
 	case "svg":
 		c := vgsvg.New(width, height)
-		p.Draw(draw.New(c))
+		paint(draw.New(c))
 		var buf bytes.Buffer
 		if _, err := c.WriteTo(&buf); err != nil {
 			return fmt.Errorf("meta: rendering plot SVG: %w", err)
@@ -212,7 +256,7 @@ func renderPlot(w io.Writer, p *plot.Plot, width, height vg.Length, format strin
 			dpi = 120
 		}
 		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
-		p.Draw(draw.New(c))
+		paint(draw.New(c))
 		if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w); err != nil {
 			return fmt.Errorf("meta: writing plot PNG: %w", err)
 		}
