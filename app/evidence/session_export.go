@@ -47,12 +47,46 @@ func (s *Session) ExportWorkbook(ctx context.Context, path string, prov export.P
 		x.Records[r.ID] = r
 	}
 	if rows, _ := p.StandardTable(); len(rows) > 0 {
-		studies, res, err := p.Analyze()
+		studies, rep, err := p.AnalyzeReport(ctx, ReviewMetaPlan())
 		if err != nil {
 			prov.Add("Meta-analysis", "not run: "+meta.ErrorMessage(err))
 		} else {
-			x.Meta, x.MetaStudies = &res, studies
+			x.Meta, x.MetaStudies = &rep.Result, studies
+			x.MetaReport, x.MetaPlan = &rep, ReviewMetaPlan()
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return export.Summary{}, fmt.Errorf("evidence: exporting review %s: %w", p.Name, err)
+	}
 	return WriteProjectWorkbook(ctx, path, x, prov, progress)
+}
+
+// ReviewMetaPlan is the plan of the further analyses the review workbook
+// reports beside the pooled model: Egger's and Begg's tests, trim and fill
+// (estimator L0, metafor's default), leave-one-out, cumulative (in the
+// standardized table's order) and influence analyses. A review's
+// standardized table has no study-level covariates, so there are no
+// subgroups or meta-regression.
+func ReviewMetaPlan() meta.Plan {
+	return meta.Plan{Egger: true, Begg: true, TrimFill: "L0", LeaveOneOut: true, Influence: true, Cumulative: true}
+}
+
+// AnalyzeReport runs the meta-analysis of the standardized table as
+// Analyze does, with the further analyses of plan (meta.Run): an analysis
+// that cannot run with these studies (too few for a test, say) is listed
+// in the report's Problems rather than failing the whole.
+func (p *Project) AnalyzeReport(ctx context.Context, plan meta.Plan) ([]meta.Study, meta.Report, error) {
+	studies, _, err := p.Analyze()
+	if err != nil {
+		return studies, meta.Report{}, err
+	}
+	opts, err := p.MetaOptions()
+	if err != nil {
+		return studies, meta.Report{}, fmt.Errorf("evidence: meta-analysis: %w", err)
+	}
+	rep, err := meta.Run(ctx, studies, opts, plan)
+	if err != nil {
+		return studies, meta.Report{}, fmt.Errorf("evidence: meta-analysis: %w", err)
+	}
+	return studies, rep, nil
 }

@@ -67,6 +67,14 @@ type ProjectExport struct {
 	// their input values are shown beside each study's effect. Nil shows
 	// the effects only.
 	MetaStudies []meta.Study
+	// MetaReport holds the further analyses of the meta-analysis (the
+	// small-study-effect tests, trim and fill, leave-one-out, cumulative and
+	// influence analyses; see ReviewMetaPlan) run by meta.Run with
+	// MetaPlan; its Result is Meta's. Nil leaves their sheets out.
+	MetaReport *meta.Report
+	// MetaPlan is the plan MetaReport was run with, recorded in the
+	// provenance.
+	MetaPlan meta.Plan
 	// ForestPNG is the forest plot; empty draws it from Meta with the
 	// default options.
 	ForestPNG []byte
@@ -81,8 +89,10 @@ type ProjectExport struct {
 // verdicts, score and decision), Fields and Results (each extracted value
 // with its cited chunks' text and its flags), Standardized (the
 // meta-analysis input with derivations), and when the meta-analysis was
-// run, Meta-analysis (each study's effect, CI and weight) and Pooled result;
-// then the forest plot and the PRISMA diagram as pictures, and a
+// run, Meta-analysis (each study's effect, CI and weight) and Pooled result,
+// and with MetaReport the sheets of its further analyses (meta.ReportSheets:
+// Summary, Small-study effects, Leave-one-out, Cumulative, Influence and
+// their plots); then the forest plot and the PRISMA diagram as pictures, and a
 // Provenance sheet (prov, plus the model, the project and the effect
 // measure and method). progress, when not nil, receives the number of rows
 // written. The file is written atomically: on an error or when ctx is
@@ -105,6 +115,20 @@ func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, pr
 	}
 	opts := export.Options{Progress: progress}
 	var notes []export.Entry
+	if x.Meta != nil && x.MetaReport != nil {
+		// The further analyses: their tables, plots (the forest plot has
+		// its own sheet already) and settings.
+		parts := meta.ReportSheets(*x.MetaReport, x.MetaPlan)
+		tables = append(tables, parts.Tables...)
+		for _, im := range parts.Images {
+			if im.Sheet != meta.PlotSheet {
+				opts.Images = append(opts.Images, im)
+			}
+		}
+		for _, kv := range parts.Settings {
+			notes = append(notes, export.Entry{Key: kv[0], Value: kv[1]})
+		}
+	}
 	if x.Meta != nil {
 		forest := x.ForestPNG
 		if len(forest) == 0 {
