@@ -152,31 +152,6 @@ func (c countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readPaths reads every trial of the files, directories and zip archives
-// in paths, in order, passing each to fn with the fields cut from it. read
-// counts the input bytes consumed (for progress; the total is the sum of
-// file sizes).
-func readPaths(ctx context.Context, paths []string, read *atomic.Int64, fn func(Trial, []Cut) error) (files int, total int64, err error) {
-	inputs, err := listInputs(paths)
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, in := range inputs {
-		total += in.size
-	}
-	for _, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return files, total, err
-		}
-		n, err := readFile(ctx, in.path, read, nil, fn)
-		files += n
-		if err != nil {
-			return files, total, err
-		}
-	}
-	return files, total, nil
-}
-
 // recordJob builds the trial of one record read: the costly part of
 // reading (decoding, splitting the criteria, normalising), which may run
 // on another goroutine than the reader's, with that goroutine's decoder.
@@ -186,19 +161,6 @@ type recordJob func(d *recordDecoder) (Trial, []Cut, error)
 // recordSink receives the jobs of the records read, in file order, with
 // the size of each record in bytes. Its error stops the reading.
 type recordSink func(job recordJob, size int) error
-
-// inOrder returns a sink that runs each job at once, on the reader's
-// goroutine, and passes its trial to fn.
-func inOrder(fn func(Trial, []Cut) error) recordSink {
-	var d recordDecoder
-	return func(job recordJob, _ int) error {
-		t, cuts, err := job(&d)
-		if err != nil {
-			return err
-		}
-		return fn(t, cuts)
-	}
-}
 
 // parsed is what a record's job gave.
 type parsed struct {
@@ -331,12 +293,6 @@ func readParallel(ctx context.Context, workers int, read func(context.Context, r
 	return err
 }
 
-// readFile reads one file (a zip archive: each supported member), returning
-// the number of record files read.
-func readFile(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, fn func(Trial, []Cut) error) (int, error) {
-	return readFileTo(ctx, path, read, lim, inOrder(fn))
-}
-
 // readFileTo is readFile passing the records' jobs to sink.
 func readFileTo(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, sink recordSink) (int, error) {
 	if strings.EqualFold(filepath.Ext(path), ".zip") {
@@ -348,16 +304,6 @@ func readFileTo(ctx context.Context, path string, read *atomic.Int64, lim *readL
 	}
 	defer f.Close()
 	return 1, readStreamTo(ctx, countingReader{f, read}, path, lim, sink)
-}
-
-// readZip reads the supported members of a zip archive in name order. The
-// compressed bytes of each member count as read once it is done. A member
-// that unpacks to more than its bound (readLimits.memberBytes: a "zip
-// bomb") is refused before it is read; archive/zip stops a member that
-// unpacks to more than its header says, and the reading is bounded by the
-// bound as well.
-func readZip(ctx context.Context, path string, read *atomic.Int64, lim *readLimits, fn func(Trial, []Cut) error) (int, error) {
-	return readZipTo(ctx, path, read, lim, inOrder(fn))
 }
 
 // readZipTo is readZip passing the records' jobs to sink.
@@ -403,12 +349,6 @@ func readZipTo(ctx context.Context, path string, read *atomic.Int64, lim *readLi
 		return 0, fmt.Errorf("import %s: no .xml, .json or .jsonl member in the archive", path)
 	}
 	return n, nil
-}
-
-// readStream reads one file's records, choosing the parser by extension and
-// first byte: "<" XML, "[" or a multi-line "{" JSON document, else JSONL.
-func readStream(ctx context.Context, r io.Reader, name string, lim *readLimits, fn func(Trial, []Cut) error) error {
-	return readStreamTo(ctx, r, name, lim, inOrder(fn))
 }
 
 // readStreamTo is readStream passing the records' jobs to sink.

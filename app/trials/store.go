@@ -753,21 +753,6 @@ func loadCriteria(ctx context.Context, db *sql.DB, ts []*Trial) error {
 	return nil
 }
 
-// Get reads one trial with its criteria.
-func Get(ctx context.Context, db *sql.DB, id string) (*Trial, error) {
-	_, t, err := scanTrial(db.QueryRowContext(ctx, `SELECT `+trialColumns+` FROM trials WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("no trial %s in this database", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read trial %s: %w", id, err)
-	}
-	if err := loadCriteria(ctx, db, []*Trial{&t}); err != nil {
-		return nil, err
-	}
-	return &t, nil
-}
-
 // Count returns the number of trials in db.
 func Count(ctx context.Context, db *sql.DB) (int, error) {
 	var n int
