@@ -95,8 +95,12 @@ the records) and the records screened to reach 95% recall.`,
 			for _, r := range ev.Reviews {
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.1f\n", r.Name, r.Records, r.Relevant, r.WSS95, r.WSS100, r.RRF10, r.N95Mean)
 			}
-			fmt.Fprintf(tw, "mean (%d reviews, %d seeds, %s)\t\t\t%.3f\t%.3f\t%.3f\t%.1f\n", len(ev.Reviews), seeds, opt.Learner, ev.WSS95, ev.WSS100, ev.RRF10, ev.N95)
-			return tw.Flush()
+			fmt.Fprintf(tw, "mean (%d reviews)\t\t\t%.3f\t%.3f\t%.3f\t%.1f\n", len(ev.Reviews), ev.WSS95, ev.WSS100, ev.RRF10, ev.N95)
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(out, "%d seeds; learner %s\n", seeds, opt.Learner)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&dir, "reviews", "", "folder of labelled review CSVs (title, abstract, label_included[, keywords])")
