@@ -63,8 +63,9 @@ func newMetaView(s *EvidenceScreen) *metaView {
 	return v
 }
 
-// show offers the measures of the result's shape and the methods of their
-// kind, with the project's choices selected.
+// show offers the measures of the result's shape and every pooling method
+// of the chosen measure (meta.MethodsFor: all τ² estimators, EE, MH and
+// Peto where they apply), with the project's choices selected.
 func (v *metaView) show(p *evidence.Project) {
 	was := v.s.updating
 	v.s.updating = true
@@ -88,11 +89,7 @@ func (v *metaView) show(p *evidence.Project) {
 	} else {
 		v.measureSel.ClearSelected()
 	}
-	kind := meta.Binary
-	if cur != "" {
-		kind = cur.Kind()
-	}
-	v.methods = evidence.MetaMethods(kind)
+	v.methods = meta.MethodsFor(cur)
 	labels = make([]string, len(v.methods))
 	sel = 0
 	for i, m := range v.methods {
@@ -104,7 +101,7 @@ func (v *metaView) show(p *evidence.Project) {
 	v.methodSel.SetOptions(labels)
 	v.methodSel.SetSelectedIndex(sel)
 	v.hk.SetChecked(p.Meta.KnappHartung)
-	if v.methods[sel] == meta.MH {
+	if m := v.methods[sel]; m == meta.MH || m == meta.PETO { // no Knapp–Hartung adjustment
 		v.hk.Disable()
 	} else {
 		v.hk.Enable()

@@ -177,7 +177,8 @@ type MetaSettings struct {
 	// Measure is the effect measure's metafor name (OR, RR, RD, PR, PLO,
 	// PFT, MD, SMD, GEN.RATIO); empty picks one that suits Result.Measure.
 	Measure string `json:"measure,omitempty"`
-	// Method is the pooling method (REML, DL, EE, MH); empty means REML.
+	// Method is the pooling method (meta.MethodsFor the measure: REML, DL,
+	// PM, ML, SJ, HE, HS, EB, EE, MH, PETO); empty means REML.
 	Method string `json:"method,omitempty"`
 	// KnappHartung selects Knapp–Hartung inference.
 	KnappHartung bool `json:"knapp_hartung,omitempty"`

@@ -265,29 +265,20 @@ func (p *Project) SetResult(spec ResultSpec) {
 		return
 	}
 	p.Meta.Measure = ""
-	if spec.Measure == "" || !slices.Contains(MetaMethods(DefaultMeasure(spec.Measure).Kind()), meta.Method(p.Meta.Method)) {
+	if spec.Measure == "" || !slices.Contains(meta.MethodsFor(DefaultMeasure(spec.Measure)), meta.Method(p.Meta.Method)) {
 		p.Meta.Method = ""
 	}
 }
 
 // SetMeta sets the meta-analysis choices: a method that does not pool the
-// measure falls back to the default, and Knapp–Hartung inference is off
-// for Mantel–Haenszel pooling (which has none).
+// measure (meta.MethodsFor) falls back to the default, and Knapp–Hartung
+// inference is off for Mantel–Haenszel and Peto pooling (which have none).
 func (p *Project) SetMeta(m MetaSettings) {
-	if ms := meta.Measure(m.Measure); ms != "" && !slices.Contains(MetaMethods(ms.Kind()), meta.Method(m.Method)) {
+	if ms := meta.Measure(m.Measure); ms != "" && !slices.Contains(meta.MethodsFor(ms), meta.Method(m.Method)) {
 		m.Method = ""
 	}
-	if m.Method == string(meta.MH) {
+	if m.Method == string(meta.MH) || m.Method == string(meta.PETO) {
 		m.KnappHartung = false
 	}
 	p.Meta = m
-}
-
-// MetaMethods are the pooling methods for a kind of data, the default
-// (REML) first: Mantel–Haenszel pools only two-group binary data.
-func MetaMethods(kind meta.Kind) []meta.Method {
-	if kind == meta.Binary {
-		return []meta.Method{meta.REML, meta.DL, meta.EE, meta.MH}
-	}
-	return []meta.Method{meta.REML, meta.DL, meta.EE}
 }

@@ -153,8 +153,13 @@ func TestSetResultAndMeta(t *testing.T) {
 	if p.Meta.Measure != "" || p.Meta.Method != "" {
 		t.Errorf("a new shape kept the measure and MH: %+v", p.Meta)
 	}
-	if !slices.Equal(MetaMethods(meta.Continuous), []meta.Method{meta.REML, meta.DL, meta.EE}) {
-		t.Errorf("methods %v", MetaMethods(meta.Continuous))
+	p.SetMeta(MetaSettings{Measure: string(meta.RR), Method: string(meta.PETO)})
+	if p.Meta.Method != "" {
+		t.Errorf("Peto's method kept for a risk ratio: %+v", p.Meta)
+	}
+	p.SetMeta(MetaSettings{Measure: string(meta.OR), Method: string(meta.PM), KnappHartung: true})
+	if p.Meta.Method != string(meta.PM) || !p.Meta.KnappHartung {
+		t.Errorf("Paule–Mandel with Knapp–Hartung for an odds ratio not kept: %+v", p.Meta)
 	}
 }
 
