@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"unicode"
@@ -12,20 +11,6 @@ import (
 
 // DefaultHost is where a local Ollama server listens by default.
 const DefaultHost = "http://127.0.0.1:11434"
-
-// HostFromEnv returns $OLLAMA_HOST normalised by [NormalizeHost], or
-// [DefaultHost] when it is unset or invalid.
-func HostFromEnv() string {
-	h := strings.TrimSpace(os.Getenv("OLLAMA_HOST"))
-	if h == "" {
-		return DefaultHost
-	}
-	u, err := NormalizeHost(h)
-	if err != nil {
-		return DefaultHost
-	}
-	return u.String()
-}
 
 // NormalizeHost turns the forms OLLAMA_HOST accepts into a base URL:
 // "127.0.0.1:11434", ":11434" and "0.0.0.0:11434" (this computer),

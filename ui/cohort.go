@@ -498,15 +498,6 @@ func answerSegments(ans *cohort.Answer) []widget.RichTextSegment {
 	return segs
 }
 
-// answerText is the plain text of the answer shown.
-func (s *CohortScreen) answerText() string {
-	var b strings.Builder
-	for _, seg := range s.answer.Segments {
-		b.WriteString(seg.Textual())
-	}
-	return b.String()
-}
-
 // attemptText describes one attempt in the log.
 func attemptText(a cohort.Attempt) string {
 	outcome := fmt.Sprintf("%d rows", a.Rows)

@@ -333,13 +333,6 @@ func writeAtomic(path string, wrap func(io.Writer) io.Writer, write func(io.Writ
 	return f.Commit()
 }
 
-// legacyTempPrefix is the pattern prefix of the temporary files that
-// earlier versions wrote for a collection file base name. Their writers held
-// no lock, so Open removes one only when it is old enough that no writer
-// can still be at work on it (legacyTempAge); temporary files of the
-// current writer are cleaned by internal/atomicfile under its lock rule.
-func legacyTempPrefix(base string) string { return "." + base + ".tmp-" }
-
 // legacyTempAge is the age after which a legacy temporary file counts as
 // abandoned: far longer than any collection write takes.
 const legacyTempAge = time.Hour

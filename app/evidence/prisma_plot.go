@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"image/color"
@@ -18,8 +17,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-
-	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
 // The PRISMA diagram's geometry, in points (1/72 inch), drawn at prismaDPI:
@@ -122,21 +119,6 @@ func WritePRISMADiagram(w io.Writer, c PRISMACounts) error {
 	lay.draw(draw.New(cv))
 	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(w); err != nil {
 		return fmt.Errorf("evidence: writing the PRISMA diagram: %w", err)
-	}
-	return nil
-}
-
-// SavePRISMADiagram writes the PRISMA flow diagram (see WritePRISMADiagram)
-// to the PNG file at path. The file is written to a temporary file beside
-// it and renamed over path only when complete, so a failure leaves any
-// existing file untouched.
-func SavePRISMADiagram(path string, c PRISMACounts) error {
-	var buf bytes.Buffer
-	if err := WritePRISMADiagram(&buf, c); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o666); err != nil {
-		return fmt.Errorf("evidence: saving the PRISMA diagram to %s: %w", path, err)
 	}
 	return nil
 }

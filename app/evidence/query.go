@@ -177,16 +177,6 @@ func ParseQuery(q string) (Node, error) {
 	return n, nil
 }
 
-// ToFTS5 translates a PubMed-style boolean query into an FTS5 MATCH
-// expression (see ParseQuery).
-func ToFTS5(q string) (string, error) {
-	n, err := ParseQuery(q)
-	if err != nil {
-		return "", err
-	}
-	return n.FTS5(), nil
-}
-
 type qtokKind int
 
 const (

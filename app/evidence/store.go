@@ -182,16 +182,6 @@ func Import(ctx context.Context, db *sql.DB, path string, opts ImportOptions) (I
 	return res, nil
 }
 
-// EnsureSchema creates the corpus tables in db when they do not exist.
-func EnsureSchema(ctx context.Context, db *sql.DB) error {
-	for _, s := range schema {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("evidence: creating the corpus tables: %w", err)
-		}
-	}
-	return nil
-}
-
 func importFile(ctx context.Context, db *sql.DB, path string, opts ImportOptions) (ImportResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ImportResult{}, err

@@ -38,13 +38,6 @@ func LabelText(text string) Labels {
 	return labels
 }
 
-// Mentions returns the mentions LabelText found, in text order, for
-// explaining a label vector.
-func Mentions(text string) []Mention {
-	_, ms := labelText(text, true)
-	return ms
-}
-
 func labelText(text string, keep bool) (Labels, []Mention) {
 	if len(text) > maxLabelBytes {
 		text = text[:maxLabelBytes]

@@ -62,17 +62,6 @@ func (o Observation) String() string {
 // Column returns the observation's SQL column name ("pleural_effusion").
 func (o Observation) Column() string { return observationColumns[o] }
 
-// ParseObservation finds an observation by CheXpert name or column name,
-// ignoring case.
-func ParseObservation(s string) (Observation, bool) {
-	for i := range NumObservations {
-		if strings.EqualFold(s, observationNames[i]) || strings.EqualFold(s, observationColumns[i]) {
-			return Observation(i), true
-		}
-	}
-	return 0, false
-}
-
 // Label is the value of one observation: CheXpert's 1, 0, −1, or blank
 // (not mentioned), which the label vector stores as 2 (as ImpressionGPT
 // does, so that Euclidean distances can be computed).
