@@ -35,6 +35,21 @@ type metaFlags struct {
 	leave1out, influence       bool
 	cumul                      bool
 	cumulBy                    string
+	favours                    string
+}
+
+// plotOptions are the forest plots' options: the file's format and the
+// --favours labels ("none" leaves them out, empty uses the measure's).
+func (fl *metaFlags) plotOptions(path string) meta.PlotOptions {
+	o := meta.PlotOptions{Format: filepath.Ext(path)}
+	switch v := strings.TrimSpace(fl.favours); {
+	case strings.EqualFold(v, "none"):
+		o.HideFavours = true
+	case v != "":
+		left, right, _ := strings.Cut(v, ",")
+		o.FavoursLeft, o.FavoursRight = strings.TrimSpace(left), strings.TrimSpace(right)
+	}
+	return o
 }
 
 func newMetaCmd(f *Factory) *cobra.Command {
@@ -106,6 +121,7 @@ on the log scale for OR and RR as rma prints them, plus "subgroups",
 	fs.BoolVar(&fl.influence, "influence", false, "influence diagnostics (influence.rma.uni)")
 	fs.BoolVar(&fl.json, "json", false, "print the result as JSON with metafor's names")
 	fs.StringVar(&fl.plot, "plot", "", "write the forest plot to this .png or .svg file (grouped by subgroup with --subgroup)")
+	fs.StringVar(&fl.favours, "favours", "", "labels either side of the null line in the forest plots, LEFT,RIGHT (default \"Favours treatment,Favours control\"; none leaves them out)")
 	fs.StringVar(&fl.cumulPlot, "cumul-plot", "", "write the cumulative forest plot to this .png or .svg file (implies --cumul)")
 	fs.StringVar(&fl.funnel, "funnel", "", "write the funnel plot to this .png or .svg file")
 	fs.BoolVar(&fl.contours, "contours", false, "contour-enhanced funnel plot (p < 0.10, 0.05, 0.01 shaded)")
@@ -210,10 +226,10 @@ func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
 		var err error
 		if rep.Subgroups != nil {
 			err = writeFileWith(fl.plot, func(w io.Writer) error {
-				return meta.WriteSubgroupForestPlot(w, *rep.Subgroups, res, meta.PlotOptions{Format: filepath.Ext(fl.plot)})
+				return meta.WriteSubgroupForestPlot(w, *rep.Subgroups, res, fl.plotOptions(fl.plot))
 			})
 		} else {
-			err = meta.SaveForestPlot(fl.plot, res, meta.PlotOptions{})
+			err = meta.SaveForestPlot(fl.plot, res, fl.plotOptions(""))
 		}
 		if err != nil {
 			return fmt.Errorf("writing the forest plot %s: %w", fl.plot, err)
@@ -222,7 +238,7 @@ func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
 	}
 	if fl.cumulPlot != "" && len(rep.Cumulative) > 0 {
 		err := writeFileWith(fl.cumulPlot, func(w io.Writer) error {
-			return meta.WriteCumulativeForestPlot(w, rep.Cumulative, res, meta.PlotOptions{Format: filepath.Ext(fl.cumulPlot)})
+			return meta.WriteCumulativeForestPlot(w, rep.Cumulative, res, fl.plotOptions(fl.cumulPlot))
 		})
 		if err != nil {
 			return fmt.Errorf("writing the cumulative forest plot %s: %w", fl.cumulPlot, err)
