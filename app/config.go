@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/datasets/postgres"
 )
 
 // Config is the workspace configuration, stored as config.json.
@@ -44,7 +45,8 @@ type Limits struct {
 	MaxRows int `json:"max_rows"`
 }
 
-// Source is a registered SQLite database.
+// Source is a registered data source: a SQLite database file, or a
+// PostgreSQL database on a server (Kind SourcePostgres, Postgres set).
 type Source struct {
 	// Name identifies the source in the UI and on the command line (--db).
 	Name string `json:"name"`
@@ -59,6 +61,10 @@ type Source struct {
 	Description string `json:"description,omitempty"`
 	// Added is when the source was registered.
 	Added time.Time `json:"added"`
+	// Postgres says where a PostgreSQL source's server and database are,
+	// which schemas to read and where its password comes from (never the
+	// password itself); nil for SQLite sources, whose Path is their file.
+	Postgres *postgres.Source `json:"postgres,omitempty"`
 }
 
 // Source kinds.
@@ -68,6 +74,9 @@ const (
 	SourceMIMICIV = "mimic-iv"
 	SourceSQLite  = "sqlite"
 	SourceOMOP    = "omop"
+	// SourcePostgres is a database on a PostgreSQL server, read in place
+	// and read-only.
+	SourcePostgres = "postgres"
 )
 
 // Validate checks a source before it is registered.
@@ -77,8 +86,18 @@ func (s Source) Validate() error {
 		return errors.New("a data source needs a name")
 	case strings.ContainsAny(s.Name, `/\`):
 		return fmt.Errorf("data source name %q must not contain slashes", s.Name)
+	case s.Kind == SourcePostgres:
+		if s.Postgres == nil {
+			return fmt.Errorf("data source %q has no PostgreSQL connection", s.Name)
+		}
+		if err := s.Postgres.Validate(); err != nil {
+			return fmt.Errorf("data source %q: %w", s.Name, err)
+		}
+		return nil
 	case s.Path == "":
 		return fmt.Errorf("data source %q has no database path", s.Name)
+	case s.Postgres != nil:
+		return fmt.Errorf("data source %q is a %s file but has a PostgreSQL connection", s.Name, s.Kind)
 	}
 	switch s.Kind {
 	case SourceDemo, SourceCSV, SourceMIMICIV, SourceSQLite, SourceOMOP:
@@ -169,5 +188,12 @@ func (c Config) RunnerOptions() datasets.RunnerOptions {
 
 func (c Config) clone() Config {
 	c.Sources = slices.Clone(c.Sources)
+	for i, s := range c.Sources {
+		if s.Postgres != nil {
+			pg := *s.Postgres
+			pg.Schemas = slices.Clone(pg.Schemas)
+			c.Sources[i].Postgres = &pg
+		}
+	}
 	return c
 }

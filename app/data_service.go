@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
+	"strings"
 
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
@@ -82,6 +83,19 @@ func (d *Data) Remove(name string) error { return d.ws.RemoveSource(name) }
 // runner, with the workspace's limits unless limits overrides them (zero
 // fields keep the workspace's values).
 func (d *Data) Query(ctx context.Context, src Source, sql string, limits datasets.RunnerOptions) (*datasets.Result, error) {
+	if src.Kind == SourcePostgres {
+		eng, release, err := d.ws.postgresEngine(ctx, src, limits)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		res, err := eng.Query(ctx, sql)
+		if err != nil {
+			return nil, err
+		}
+		d.ws.logger.Info("query", "source", src.Name, "rows", len(res.Rows), "truncated", res.Truncated, "elapsed_ms", res.Elapsed.Milliseconds())
+		return res, nil
+	}
 	path, err := d.ws.file(src)
 	if err != nil {
 		return nil, err
@@ -110,6 +124,22 @@ func (d *Data) Query(ctx context.Context, src Source, sql string, limits dataset
 // Without samples it only lists tables, columns and row counts, which is
 // fast on any size.
 func (d *Data) Catalog(ctx context.Context, src Source, samples bool) (*datasets.Catalog, error) {
+	opts := datasets.CatalogOptions{}
+	if !samples {
+		opts.MaxDistinct = -1
+	}
+	if src.Kind == SourcePostgres {
+		eng, release, err := d.ws.postgresEngine(ctx, src, datasets.RunnerOptions{})
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		cat, err := eng.Catalog(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("read catalog of %s: %w", src.Label(), err)
+		}
+		return cat, nil
+	}
 	path, err := d.ws.file(src)
 	if err != nil {
 		return nil, err
@@ -119,10 +149,6 @@ func (d *Data) Catalog(ctx context.Context, src Source, samples bool) (*datasets
 		return nil, err
 	}
 	defer conn.Close()
-	opts := datasets.CatalogOptions{}
-	if !samples {
-		opts.MaxDistinct = -1
-	}
 	cat, err := datasets.ReadCatalog(ctx, conn, opts)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog of %s: %w", path, err)
@@ -140,7 +166,33 @@ func (d *Data) Browse(ctx context.Context, src Source, table string, limit int) 
 	if limit > 0 {
 		opts.MaxRows = limit
 	}
-	return d.Query(ctx, src, "SELECT * FROM "+datasets.QuoteIdent(table), opts)
+	name := datasets.QuoteIdent(table)
+	if schema, rel, ok := strings.Cut(table, "."); ok && src.Kind == SourcePostgres {
+		name = datasets.QuoteIdent(schema) + "." + datasets.QuoteIdent(rel) // "schema.name" of a catalog
+	}
+	return d.Query(ctx, src, "SELECT * FROM "+name, opts)
+}
+
+// Describe names a source's database for people and provenance records:
+// its file for SQLite; for PostgreSQL the server, version, database, user
+// and schemas read (never a password), or the source's stored address when
+// it was not connected to.
+func (d *Data) Describe(src Source) string {
+	if src.Kind != SourcePostgres || src.Postgres == nil {
+		return src.Path
+	}
+	d.ws.engines.mu.Lock()
+	defer d.ws.engines.mu.Unlock()
+	for k, eng := range d.ws.engines.open {
+		if strings.EqualFold(k.source, src.Name) {
+			return eng.Describe()
+		}
+	}
+	desc := "PostgreSQL " + src.Postgres.Describe()
+	if len(src.Postgres.Schemas) > 0 {
+		desc += ", schemas " + strings.Join(src.Postgres.Schemas, ", ")
+	}
+	return desc
 }
 
 // ImportCSVInto imports a CSV or CSV.gz file into a source's database

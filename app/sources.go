@@ -44,6 +44,9 @@ func (ws *Workspace) Resolve(nameOrPath string) (Source, error) {
 		return Source{}, ErrNoSource
 	}
 	if s, ok := ws.Source(nameOrPath); ok {
+		if s.Kind == SourcePostgres {
+			return s, nil
+		}
 		s.Path = ws.SourcePath(s)
 		return s, nil
 	}
@@ -72,6 +75,9 @@ func (ws *Workspace) ResolveDB(nameOrPath string) (string, error) {
 func (ws *Workspace) Sources() []Source {
 	srcs := ws.Config().Sources
 	for i := range srcs {
+		if srcs[i].Kind == SourcePostgres {
+			continue
+		}
 		srcs[i].Path = ws.SourcePath(srcs[i])
 	}
 	return srcs
@@ -80,6 +86,9 @@ func (ws *Workspace) Sources() []Source {
 // file returns the database file of a source handed to a service; a
 // Source that names no file (the zero Source) is ErrNoSource.
 func (ws *Workspace) file(src Source) (string, error) {
+	if src.Kind == SourcePostgres {
+		return "", fmt.Errorf("%s is a PostgreSQL source: this works on SQLite sources only for now", src.Label())
+	}
 	if strings.TrimSpace(src.Path) == "" {
 		return "", ErrNoSource
 	}
@@ -98,6 +107,9 @@ func (s Source) Label() string {
 // sourceByPath finds the registered source whose database is path.
 func (ws *Workspace) sourceByPath(path string) (Source, bool) {
 	for _, s := range ws.Config().Sources {
+		if s.Kind == SourcePostgres {
+			continue
+		}
 		if filepath.Clean(ws.SourcePath(s)) == filepath.Clean(path) {
 			return s, true
 		}
@@ -131,6 +143,7 @@ func (ws *Workspace) AddSource(s Source) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	defer ws.engines.drop(s.Name)
 	return ws.UpdateConfig(func(c *Config) {
 		c.Sources = slices.DeleteFunc(c.Sources, func(o Source) bool { return strings.EqualFold(o.Name, s.Name) })
 		c.Sources = append(c.Sources, s)
@@ -142,6 +155,7 @@ func (ws *Workspace) RemoveSource(name string) error {
 	if _, ok := ws.Source(name); !ok {
 		return fmt.Errorf("no data source named %q", name)
 	}
+	defer ws.engines.drop(name)
 	return ws.UpdateConfig(func(c *Config) {
 		c.Sources = slices.DeleteFunc(c.Sources, func(o Source) bool { return strings.EqualFold(o.Name, name) })
 	})

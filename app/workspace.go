@@ -60,6 +60,8 @@ type Workspace struct {
 	onWarning []func(string)
 
 	vectors vectorStores
+	// engines are the open PostgreSQL engines (postgres_sources.go).
+	engines engines
 
 	// importBusyTimeout is how long an import waits for another writer of
 	// its database; 0 means datasets.DefaultBusyTimeout. Tests shorten it.
@@ -168,6 +170,7 @@ func writeFileAtomic(path string, data []byte) error {
 
 // Close releases the workspace's log file.
 func (ws *Workspace) Close() error {
+	ws.engines.closeAll()
 	if ws.logOut != nil {
 		return ws.logOut.Close()
 	}

@@ -96,6 +96,7 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 		newDemoCmd(f),
 		newImportCmd(f),
 		newTablesCmd(f),
+		newSourcesCmd(f), // data sources, PostgreSQL among them (sources.go)
 		newSQLCmd(f),
 		newMetaCmd(f),
 		newReportsCmd(f), newImpressionCmd(f), newEvalImpressionCmd(f),

@@ -47,7 +47,7 @@ write, change the schema, attach files or run several statements is refused.`,
 				if limits.MaxRows > 0 {
 					opts.MaxRows = limits.MaxRows
 				}
-				prov := export.Provenance{AppVersion: f.Version, DataSource: src.Path, Query: query, Created: time.Now()}
+				prov := export.Provenance{AppVersion: f.Version, DataSource: ws.Data().Describe(src), Query: query, Created: time.Now()}
 				prov.Add("Row cap", opts.MaxRows)
 				prov.Add("Rows", len(res.Rows))
 				sum, err := ws.Data().Export(cmd.Context(), xlsx, res, prov, nil)

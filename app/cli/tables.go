@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clinsight/clinsight/app"
 )
 
 func newTablesCmd(f *Factory) *cobra.Command {
@@ -81,7 +83,11 @@ func listSources(f *Factory, asJSON bool) error {
 	tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "source\tkind\tpath\tdescription")
 	for _, s := range sources {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Kind, ws.SourcePath(s), s.Description)
+		where := ws.SourcePath(s)
+		if s.Kind == app.SourcePostgres {
+			where = ws.Data().Describe(s)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Kind, where, s.Description)
 	}
 	return tw.Flush()
 }
