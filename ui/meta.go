@@ -82,8 +82,6 @@ type MetaScreen struct {
 
 	mu  sync.Mutex
 	gen int // load and analysis generation: late results are dropped
-
-	opCounter
 }
 
 // NewMetaScreen builds the Meta-analysis screen.
@@ -404,7 +402,6 @@ func (s *MetaScreen) Reload() {
 			studies, err = svc.Parse(ctx, text, spec, plan)
 		}
 		fyne.Do(func() {
-			defer s.done()
 			if s.stale(gen) {
 				return
 			}
@@ -412,7 +409,7 @@ func (s *MetaScreen) Reload() {
 				s.clearResult()
 				s.studies = nil
 				s.sourceLabel.SetText(name)
-				s.status.SetText("")
+				s.status.SetText("Could not read " + name)
 				s.showError(err)
 				return
 			}
@@ -435,6 +432,7 @@ func (s *MetaScreen) analyse() {
 	}
 	if err := s.analyses.zeroCells(&opts); err != nil {
 		s.clearResult()
+		s.status.SetText("Not analysed")
 		s.showError(err)
 		return
 	}
@@ -449,13 +447,12 @@ func (s *MetaScreen) analyse() {
 			fig = drawMetaFigures(rep, contours)
 		}
 		fyne.Do(func() {
-			defer s.done()
 			if s.stale(gen) {
 				return
 			}
 			if err != nil {
 				s.clearResult()
-				s.status.SetText("")
+				s.status.SetText("Not analysed")
 				s.showError(err)
 				return
 			}
@@ -552,11 +549,12 @@ func (s *MetaScreen) ExportWorkbook(path string) {
 		_, err := svc.Export(ctx, path, studies, rep, plan, prov)
 		return err
 	}, func(err error) {
-		defer s.done()
 		if err != nil {
+			s.status.SetText("Export failed: nothing written to " + path)
 			showError(s.window, err)
 			return
 		}
+		s.status.SetText(fmt.Sprintf("Exported %d studies to %s", len(studies), path))
 		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %d studies, the results of every analysis and the plots to %s", len(studies), path), s.window)
 	})
 }

@@ -52,7 +52,7 @@ func TestMetaScreenFurtherAnalyses(t *testing.T) {
 		s.paste.SetText(bcgModsCSV)
 		test.Tap(s.pasteBtn)
 	})
-	waitFor(t, s, 2)
+	waitStatus(t, s, "Random-effects model (Paule–Mandel, PM), Risk Ratio: k = 13")
 	onUI(t, func(t testing.TB) {
 		if !s.hasResult {
 			t.Fatalf("no result; error %q, status %q", s.errLabel.Text, s.status.Text)
@@ -83,7 +83,7 @@ func TestMetaScreenFurtherAnalyses(t *testing.T) {
 	})
 	out := filepath.Join(t.TempDir(), "meta.xlsx")
 	onUI(t, func(testing.TB) { s.ExportWorkbook(out) })
-	waitFor(t, s, 3)
+	waitStatus(t, s, "Exported 13 studies to "+out)
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatalf("exported workbook: %v", err)
@@ -108,7 +108,7 @@ func TestMetaScreenZeroCells(t *testing.T) {
 		s.paste.SetText("study,ai,n1i,ci,n2i\nA,0,20,3,20\nB,1,25,0,24\nC,0,30,0,31\nD,2,40,5,40\n")
 		test.Tap(s.pasteBtn)
 	})
-	waitFor(t, s, 2)
+	waitStatus(t, s, "Random-effects model (REML), Odds Ratio: k = 3")
 	onUI(t, func(t testing.TB) {
 		if !s.hasResult {
 			t.Fatalf("no result: %q", s.errLabel.Text)
@@ -124,7 +124,7 @@ func TestMetaScreenZeroCells(t *testing.T) {
 		s.analyses.add.SetText("-1")
 		test.Tap(s.analyses.runBtn)
 	})
-	waitFor(t, s, 3) // the reload; the analysis stops at the bad value
+	waitError(t, s, "must be a number of 0 or more") // the reload; the analysis stops at the bad value
 	onUI(t, func(t testing.TB) {
 		if !strings.Contains(s.errLabel.Text, "must be a number of 0 or more") {
 			t.Errorf("error %q", s.errLabel.Text)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"github.com/xuri/excelize/v2"
 
@@ -41,6 +42,29 @@ func statText(s *MetaScreen, key string) string {
 	return ""
 }
 
+// waitStatus waits until the screen's status line reads want: a finished
+// load, analysis or export. Every action first sets a busy status
+// ("Reading …", "Analysing…"), so the wait cannot pass on the text of an
+// earlier result.
+func waitStatus(t *testing.T, s *MetaScreen, want string) {
+	t.Helper()
+	if !eventually(func() bool { return s.status.Text == want }) {
+		var got string
+		fyne.DoAndWait(func() { got = s.status.Text })
+		t.Fatalf("timed out after %s waiting for the status %q (status %q)", waitTimeout, want, got)
+	}
+}
+
+// waitError waits until the screen's inline error contains want.
+func waitError(t *testing.T, s *MetaScreen, want string) {
+	t.Helper()
+	if !eventually(func() bool { return s.errLabel.Visible() && strings.Contains(s.errLabel.Text, want) }) {
+		var got string
+		fyne.DoAndWait(func() { got = s.errLabel.Text })
+		t.Fatalf("timed out after %s waiting for the error %q (error %q)", waitTimeout, want, got)
+	}
+}
+
 // newTestMetaScreen shows a Meta-analysis screen in a window of its own.
 func newTestMetaScreen(t *testing.T) *MetaScreen {
 	t.Helper()
@@ -63,7 +87,7 @@ func TestMetaScreenBCG(t *testing.T) {
 		s.paste.SetText(bcgStudiesCSV)
 		test.Tap(s.pasteBtn)
 	})
-	waitFor(t, s, 2) // load, analysis
+	waitStatus(t, s, "Random-effects model (REML), Risk Ratio: k = 13")
 	var reml float64
 	onUI(t, func(t testing.TB) {
 		if !s.hasResult {
@@ -89,7 +113,7 @@ func TestMetaScreenBCG(t *testing.T) {
 		// A new model updates the summary.
 		s.SelectModel(meta.EE)
 	})
-	waitFor(t, s, 3)
+	waitStatus(t, s, "Common-effect model (inverse variance), Risk Ratio: k = 13")
 	onUI(t, func(t testing.TB) {
 		if s.res.Method != meta.EE || s.res.Est == reml || statText(s, "tau2") != "0.0000" {
 			t.Errorf("after EE: method %s est %.6f tau2 %q", s.res.Method, s.res.Est, statText(s, "tau2"))
@@ -104,14 +128,14 @@ func TestMetaScreenBCG(t *testing.T) {
 		// Mantel–Haenszel has no Knapp–Hartung adjustment: the box is disabled.
 		s.hk.SetChecked(true)
 	})
-	waitFor(t, s, 4)
+	waitStatus(t, s, "Common-effect model (inverse variance, Knapp–Hartung), Risk Ratio: k = 13")
 	onUI(t, func(t testing.TB) {
 		if s.res.Test != meta.TestKnHa {
 			t.Errorf("HK not applied: %s", s.res.Model)
 		}
 		s.SelectModel(meta.MH)
 	})
-	waitFor(t, s, 5)
+	waitStatus(t, s, "Common-effect model (Mantel–Haenszel), Risk Ratio: k = 13")
 	onUI(t, func(t testing.TB) {
 		if !s.hk.Disabled() || s.hk.Checked || s.res.Model != "MH" {
 			t.Errorf("MH: hk disabled %v checked %v model %s", s.hk.Disabled(), s.hk.Checked, s.res.Model)
@@ -121,7 +145,7 @@ func TestMetaScreenBCG(t *testing.T) {
 	// Export: Studies, Pooled, the plot and the provenance.
 	out := filepath.Join(t.TempDir(), "meta.xlsx")
 	onUI(t, func(testing.TB) { s.ExportWorkbook(out) })
-	waitFor(t, s, 6)
+	waitStatus(t, s, "Exported 13 studies to "+out)
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
 		t.Fatalf("exported workbook: %v", err)
@@ -159,7 +183,7 @@ func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
 
 	// A row with more events than participants: the message names it.
 	onUI(t, func(testing.TB) { s.LoadText("study,ai,n1i,ci,n2i\nA,1,10,2,10\nB,12,10,2,10\n") })
-	waitFor(t, s, 1)
+	waitStatus(t, s, "Could not read "+pastedSource)
 	path := filepath.Join(t.TempDir(), "bcg.csv")
 	body := "set,author,tpos,tneg,cpos,cneg\nbcg,Aronson,4,119,11,128\nother,X,1,1,1,1\nbcg,Ferguson & Simes,6,300,29,274\n"
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
@@ -177,7 +201,7 @@ func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
 		// filtered to one dataset.
 		s.layoutSel.SetSelectedIndex(1) // ai, bi, ci, di: reloads the pasted text (fails: no such columns)
 	})
-	waitFor(t, s, 2)
+	waitStatus(t, s, "Could not read "+pastedSource) // the status was "Reading …" since the change
 	onUI(t, func(testing.TB) {
 		for field, col := range map[string]string{"study": "author", "ai": "tpos", "bi": "tneg", "ci": "cpos", "di": "cneg"} {
 			s.columns[field].SetText(col)
@@ -186,7 +210,7 @@ func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
 		s.SelectMeasure(meta.OR)
 		s.LoadFile(path)
 	})
-	waitFor(t, s, 4) // load, analysis
+	waitStatus(t, s, "Random-effects model (REML), Odds Ratio: k = 2")
 	onUI(t, func(t testing.TB) {
 		if !s.hasResult || s.res.K != 2 || s.res.Studies[1].Label != "Ferguson & Simes" || s.errLabel.Visible() {
 			t.Fatalf("file load: result %v k %d, error %q", s.hasResult, s.res.K, s.errLabel.Text)
@@ -198,7 +222,7 @@ func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
 		// The continuous layout offers MD and SMD, and no Mantel–Haenszel.
 		s.layoutSel.SetSelectedIndex(2)
 	})
-	waitFor(t, s, 5)
+	waitError(t, s, `column "m1i" not found`)
 	onUI(t, func(t testing.TB) {
 		if s.SelectModel(meta.MH) || !s.SelectMeasure(meta.SMD) {
 			t.Error("continuous layout: MH offered or SMD missing")
@@ -210,7 +234,7 @@ func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
 		// A missing file.
 		s.LoadFile(filepath.Join(t.TempDir(), "nope.csv"))
 	})
-	waitFor(t, s, 6) // the SMD selection had nothing to analyse; this load fails
+	waitError(t, s, "cannot open the data file") // the SMD selection had nothing to analyse; this load fails
 	onUI(t, func(t testing.TB) {
 		if !strings.HasPrefix(s.errLabel.Text, "cannot open the data file") {
 			t.Errorf("missing file: %q", s.errLabel.Text)
@@ -221,7 +245,7 @@ func TestMetaScreenFileLayoutsAndErrors(t *testing.T) {
 func TestMetaScreenExample(t *testing.T) {
 	s := newTestMetaScreen(t)
 	onUI(t, func(testing.TB) { s.LoadExample() })
-	waitFor(t, s, 2) // load, analysis
+	waitStatus(t, s, "Random-effects model (REML), Risk Ratio: k = 13")
 	onUI(t, func(t testing.TB) {
 		if s.selectedMeasure() != meta.RR || s.selectedModel() != meta.REML {
 			t.Errorf("example options: %v %v", s.selectedMeasure(), s.selectedModel())
@@ -242,7 +266,7 @@ func TestMetaScreenProportions(t *testing.T) {
 		s.paste.SetText("study,xi,ni\nA,12,40\nB,30,80\nC,7,35\nD,22,50\n")
 		test.Tap(s.pasteBtn)
 	})
-	waitFor(t, s, 2) // load, analysis
+	waitStatus(t, s, "Random-effects model (REML), Proportion (logit): k = 4")
 	onUI(t, func(t testing.TB) {
 		if !s.hasResult || s.res.K != 4 {
 			t.Fatalf("no proportion result: error %q", s.errLabel.Text)

@@ -254,12 +254,3 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
 	}
 }
-
-// waitFor waits until a screen has finished at least n asynchronous
-// operations: its results have landed on the UI goroutine.
-func waitFor(t *testing.T, s interface{ finishedOps() int }, n int) {
-	t.Helper()
-	if !eventually(func() bool { return s.finishedOps() >= n }) {
-		t.Fatalf("timed out after %s waiting for %d finished operations (finished %d)", waitTimeout, n, s.finishedOps())
-	}
-}
