@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -251,12 +252,20 @@ func (s *MetaScreen) applyLayout() {
 	}
 	s.measureSel.SetOptions(labels)
 	s.measureSel.SetSelectedIndex(sel)
-	s.models = metaModels(l.kind)
-	labels = make([]string, len(s.models))
-	sel = 0
+	s.refreshModels(curModel)
+}
+
+// refreshModels offers the pooling methods of the selected measure
+// (meta.MethodsFor: MH for 2x2 data, Peto for odds ratios only), keeping
+// cur selected when it is still offered (else the first, REML). The caller
+// holds s.updating.
+func (s *MetaScreen) refreshModels(cur meta.Method) {
+	s.models = meta.MethodsFor(s.selectedMeasure())
+	labels := make([]string, len(s.models))
+	sel := 0
 	for i, m := range s.models {
 		labels[i] = modelChoice(m)
-		if m == curModel {
+		if m == cur {
 			sel = i
 		}
 	}
@@ -265,9 +274,10 @@ func (s *MetaScreen) applyLayout() {
 	s.syncHK()
 }
 
-// syncHK enables the Knapp–Hartung choice where it applies (not MH).
+// syncHK enables the Knapp–Hartung choice where it applies (not MH or
+// Peto).
 func (s *MetaScreen) syncHK() {
-	if s.selectedModel() == meta.MH {
+	if m := s.selectedModel(); m == meta.MH || m == meta.PETO {
 		s.hk.SetChecked(false)
 		s.hk.Disable()
 	} else {
@@ -319,7 +329,10 @@ func (s *MetaScreen) optionsChanged() {
 	if s.updating {
 		return
 	}
-	s.updating = true // unchecking HK for MH is not a change of its own
+	s.updating = true // a new model list or unchecking HK is not a change of its own
+	if !slices.Equal(meta.MethodsFor(s.selectedMeasure()), s.models) {
+		s.refreshModels(s.selectedModel())
+	}
 	s.syncHK()
 	s.updating = false
 	s.analyse()

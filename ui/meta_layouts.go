@@ -61,16 +61,6 @@ func metaFieldHelp(field string) string {
 	return field
 }
 
-// metaModels lists the pooling methods offered for a kind of data (and
-// measure: Peto's method gives odds ratios only).
-func metaModels(kind meta.Kind) []meta.Method {
-	random := []meta.Method{meta.REML, meta.DL, meta.PM, meta.ML, meta.SJ, meta.HE, meta.HS, meta.EB}
-	if kind == meta.Binary {
-		return append(random, meta.EE, meta.MH, meta.PETO)
-	}
-	return append(random, meta.EE)
-}
-
 // modelChoice labels a pooling method for the model list.
 func modelChoice(m meta.Method) string {
 	if m.IsRandom() {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -270,6 +271,37 @@ func TestMetaScreenProportions(t *testing.T) {
 	onUI(t, func(t testing.TB) {
 		if !s.hasResult || s.res.K != 4 {
 			t.Fatalf("no proportion result: error %q", s.errLabel.Text)
+		}
+	})
+}
+
+// TestMetaScreenModelsFollowTheMeasure checks that the model list is the
+// measure's (meta.MethodsFor): Peto is offered for odds ratios only, and a
+// Peto choice falls back to REML when the measure changes to one without
+// it; Knapp–Hartung is off for Peto.
+func TestMetaScreenModelsFollowTheMeasure(t *testing.T) {
+	s := newTestMetaScreen(t)
+	onUI(t, func(t testing.TB) {
+		if !s.SelectMeasure(meta.OR) {
+			t.Fatal("OR not offered for 2x2 counts")
+		}
+		if !s.SelectModel(meta.PETO) {
+			t.Fatalf("Peto not offered for OR: %v", s.models)
+		}
+		if !s.hk.Disabled() {
+			t.Error("Knapp–Hartung enabled with Peto")
+		}
+		if !s.SelectMeasure(meta.RR) {
+			t.Fatal("RR not offered for 2x2 counts")
+		}
+		if slices.Contains(s.models, meta.PETO) {
+			t.Errorf("Peto offered for RR: %v", s.models)
+		}
+		if got := s.selectedModel(); got != meta.REML {
+			t.Errorf("model after switching to RR = %s, want REML", got)
+		}
+		if !slices.Contains(s.models, meta.MH) || s.hk.Disabled() {
+			t.Errorf("RR models %v, Knapp–Hartung disabled %v", s.models, s.hk.Disabled())
 		}
 	})
 }
