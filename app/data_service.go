@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/datasets/postgres"
 	"github.com/clinsight/clinsight/export"
 )
 
@@ -38,6 +39,16 @@ type DataService interface {
 	AddSQLite(ctx context.Context, file, name string) (Source, error)
 	// Remove unregisters a data source; its file is kept.
 	Remove(name string) error
+	// AddPostgres registers a database on a PostgreSQL server, read in
+	// place and read-only; the source holds no password.
+	AddPostgres(name string, pg postgres.Source) (Source, error)
+	// TestConnection connects to a PostgreSQL server as a source would and
+	// reports the server version, user, database, what the role could
+	// write, a warning if it could, and the statements for a read-only role.
+	TestConnection(ctx context.Context, pg postgres.Source) (postgres.ConnectionReport, error)
+	// Describe names a source's database for people and provenance
+	// records, never with a password.
+	Describe(src Source) string
 	// ImportCSV and ImportMIMIC import into the workspace's own database
 	// for that kind of data ("imported", "mimic-iv"), registered when new.
 	ImportCSV(ctx context.Context, file string, opts datasets.CSVOptions) (datasets.ImportResult, error)
@@ -78,6 +89,25 @@ func (d *Data) AddSQLite(ctx context.Context, file, name string) (Source, error)
 
 // Remove unregisters a data source. The database file is not deleted.
 func (d *Data) Remove(name string) error { return d.ws.RemoveSource(name) }
+
+// AddPostgres registers a PostgreSQL database as a read-only data source
+// (see Workspace.AddPostgres).
+func (d *Data) AddPostgres(name string, pg postgres.Source) (Source, error) {
+	return d.ws.AddPostgres(name, pg)
+}
+
+// TestConnection connects to a PostgreSQL source not yet registered and
+// reports on the connection (see Workspace.TestSource).
+func (d *Data) TestConnection(ctx context.Context, pg postgres.Source) (postgres.ConnectionReport, error) {
+	if err := pg.Validate(); err != nil {
+		return postgres.ConnectionReport{}, err
+	}
+	rep, err := postgres.CheckSource(ctx, pg, postgres.Options{Limits: d.ws.Config().RunnerOptions(), Logger: d.ws.logger})
+	if err != nil {
+		return rep, fmt.Errorf("test the connection to %s: %w", pg.Describe(), err)
+	}
+	return rep, nil
+}
 
 // Query runs one reading SQL statement on a source through the read-only
 // runner, with the workspace's limits unless limits overrides them (zero

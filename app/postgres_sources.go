@@ -37,18 +37,31 @@ type engines struct {
 // engine that was not kept.
 func (e *engines) get(key engineKey, open func() (*postgres.Engine, error)) (eng *postgres.Engine, release func(), err error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
+		e.mu.Unlock()
 		return nil, nil, errors.New("the workspace is closed")
 	}
 	if eng, ok := e.open[key]; ok {
+		e.mu.Unlock()
 		return eng, func() {}, nil
 	}
-	// Opening holds the lock: a second caller for the same source waits for
-	// this connection rather than opening its own.
+	e.mu.Unlock()
+	// Connecting does not hold the lock (Describe and other sources need
+	// it); two first uses of a source may both connect, and one keeps its
+	// engine.
 	eng, err = open()
 	if err != nil {
 		return nil, nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		eng.Close()
+		return nil, nil, errors.New("the workspace is closed")
+	}
+	if kept, ok := e.open[key]; ok {
+		eng.Close()
+		return kept, func() {}, nil
 	}
 	if len(e.open) >= maxOpenEngines {
 		return eng, func() { eng.Close() }, nil

@@ -52,6 +52,7 @@ type DataScreen struct {
 	lastResult *datasets.Result
 	lastSQL    string
 	runCancel  context.CancelFunc
+	server     *serverSourceForm // the "Add server source" form last opened (data_server.go)
 
 	mu  sync.Mutex
 	gen int // catalog load generation: late results are dropped
@@ -122,6 +123,7 @@ func NewDataScreen(ctx context.Context, data app.DataService, w fyne.Window, ver
 			fyne.NewMenuItem("CSV or CSV.gz file…", s.chooseCSV),
 			fyne.NewMenuItem("MIMIC-IV folder (hosp/, icu/)…", s.chooseMIMIC),
 			fyne.NewMenuItem("Existing SQLite file (read-only)…", s.chooseSQLite),
+			fyne.NewMenuItem("PostgreSQL server (read-only)…", s.ShowServerForm),
 		)
 		pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(importMenu)
 		widget.ShowPopUpMenuAtPosition(menu, s.window.Canvas(), pos.AddXY(0, importMenu.Size().Height))
@@ -186,7 +188,7 @@ func (s *DataScreen) selectSource(id widget.ListItemID) {
 	}
 	s.source = id
 	src := s.sources[id]
-	s.sourceInfo.SetText(fmt.Sprintf("%s — %s\n%s", src.Name, src.Description, src.Path))
+	s.sourceInfo.SetText(fmt.Sprintf("%s — %s\n%s", src.Name, src.Description, s.data.Describe(src)))
 	s.tables = nil
 	s.tableList.UnselectAll()
 	s.tableList.Refresh()
@@ -303,7 +305,7 @@ func (s *DataScreen) ExportResult(path string) {
 		return
 	}
 	src := s.sources[s.source]
-	prov := export.Provenance{AppVersion: s.version, DataSource: src.Path, Query: query, Created: time.Now()}
+	prov := export.Provenance{AppVersion: s.version, DataSource: s.data.Describe(src), Query: query, Created: time.Now()}
 	prov.Add("Data source name", src.Name)
 	prov.Add("Rows", len(res.Rows))
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/clinsight/clinsight/app/impression"
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/datasets/postgres"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/localllm"
@@ -26,6 +27,8 @@ var fakeSource = app.Source{Name: "site", Path: "/data/site.sqlite", Kind: app.S
 type fakeData struct {
 	mu      sync.Mutex
 	queries []string
+	added   []string      // AddPostgres names
+	connect chan struct{} // TestConnection waits for it when set
 }
 
 func (f *fakeData) Sources() []app.Source              { return []app.Source{fakeSource} }
@@ -61,6 +64,33 @@ func (f *fakeData) Query(_ context.Context, _ app.Source, sql string, _ datasets
 	}
 	return &datasets.Result{Columns: []datasets.Column{{Name: "n"}}, Rows: [][]any{{int64(7)}}}, nil
 }
+func (f *fakeData) AddPostgres(name string, pg postgres.Source) (app.Source, error) {
+	if err := pg.Validate(); err != nil {
+		return app.Source{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.added = append(f.added, name)
+	return app.Source{Name: name, Kind: app.SourcePostgres, Postgres: &pg}, nil
+}
+
+// TestConnection answers after the test closes f.connect (when set), as a
+// role that can write on a server "fake".
+func (f *fakeData) TestConnection(ctx context.Context, pg postgres.Source) (postgres.ConnectionReport, error) {
+	if f.connect != nil {
+		select {
+		case <-f.connect:
+		case <-ctx.Done():
+			return postgres.ConnectionReport{}, ctx.Err()
+		}
+	}
+	if err := pg.Validate(); err != nil {
+		return postgres.ConnectionReport{}, err
+	}
+	return postgres.ConnectionReport{ServerVersion: "15.99 (fake)", User: "writer", Database: "ehr", Schemas: pg.Schemas, Tables: 3,
+		Writes: []string{"INSERT on 3 tables"}, Warning: "This role can change data.", GrantSQL: "GRANT SELECT ON ALL TABLES IN SCHEMA clin TO clinsight_reader;"}, nil
+}
+func (f *fakeData) Describe(src app.Source) string { return src.Path }
 func (f *fakeData) Export(context.Context, string, *datasets.Result, export.Provenance, func(int64)) (export.Summary, error) {
 	return export.Summary{}, nil
 }
