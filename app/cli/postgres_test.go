@@ -80,6 +80,7 @@ func TestPostgresSource(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sources test: code %d err %q", code, stderr)
 	}
+	t.Logf("sources test pg:\n%s", out)
 	for _, want := range []string{"PostgreSQL 15", "user:     cli_reader", "database: " + db, "writes:   none", "GRANT SELECT ON ALL TABLES IN SCHEMA"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sources test: no %q in\n%s", want, out)
