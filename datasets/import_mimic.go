@@ -125,12 +125,7 @@ func ImportMIMIC(ctx context.Context, db *sql.DB, dir string, opts MIMICOptions)
 				copts.typeHints[c.name] = c.sqliteType
 			}
 		}
-		if opts.Progress != nil {
-			base := done
-			copts.Progress = func(p progress.Report) {
-				opts.Progress(progress.Report{Stage: p.Stage, Done: base + p.Done, Total: total, Unit: "bytes"})
-			}
-		}
+		copts.Progress = fileOfMany(opts.Progress, done, total)
 		r, err := ImportCSV(ctx, db, f.path, copts)
 		if err != nil {
 			res.Duration = time.Since(start)
