@@ -25,6 +25,9 @@ type Config struct {
 	Limits Limits `json:"limits"`
 	// Sources are the registered data sources.
 	Sources []Source `json:"sources"`
+	// ModelHostPolicy is what is allowed for the model server (plain
+	// http, token, CA, result rows): see [HostPolicy].
+	ModelHostPolicy HostPolicy `json:"model_host_policy"`
 }
 
 // Models names the default model for each kind of task.
@@ -187,6 +190,10 @@ func (c Config) RunnerOptions() datasets.RunnerOptions {
 }
 
 func (c Config) clone() Config {
+	if c.ModelHostPolicy.SendRows != nil {
+		v := *c.ModelHostPolicy.SendRows
+		c.ModelHostPolicy.SendRows = &v
+	}
 	c.Sources = slices.Clone(c.Sources)
 	for i, s := range c.Sources {
 		if s.Postgres != nil {
