@@ -1,0 +1,212 @@
+package disclosure
+
+import (
+	"strings"
+)
+
+// IdentifierKind says how a column identifies people.
+type IdentifierKind string
+
+// Identifier kinds.
+const (
+	// Direct identifiers single out a person or their record by themselves:
+	// patient, admission, stay, visit and person ids, note text, names,
+	// MRN-like numbers, exact dates of birth and death, image UIDs.
+	Direct IdentifierKind = "direct identifier"
+	// Quasi identifiers identify in combination: ages (above 89 in
+	// particular), zip or post codes, exact dates.
+	Quasi IdentifierKind = "quasi-identifier"
+)
+
+// Identifier is a column of a result that identifies people.
+type Identifier struct {
+	// Column is the column's name in the result; Index its position.
+	Column string `json:"column"`
+	Index  int    `json:"-"`
+	// Kind is Direct or Quasi.
+	Kind IdentifierKind `json:"kind"`
+	// What says what the column is ("patient identifier", "date of death").
+	What string `json:"what"`
+	// Date is set for date and time columns (shifted, when dates are).
+	Date bool `json:"date,omitempty"`
+}
+
+// Schema profiles with identifier tables (Profile).
+const (
+	ProfileMIMIC     = "mimic-iv"
+	ProfileEHRSQL    = "ehrsql"
+	ProfileIDC       = "idc"
+	ProfileOMOP      = "omop"
+	ProfileDemo      = "demo" // MIMIC-IV-shaped tables plus IDC's dicom_all
+	ProfileGenerated = "generated"
+)
+
+// Profile maps a source kind ("demo", "mimic-iv", "omop", …) or a catalog
+// profile name ("mimic-iv-2.2", "ehrsql-2024-mimic-iv", "idc-dicom-all",
+// "omop-cdm-5.4") to a profile of this package; anything else is
+// ProfileGenerated.
+func Profile(name string) string {
+	n := strings.ToLower(name)
+	switch {
+	case n == ProfileDemo:
+		return ProfileDemo
+	case strings.HasPrefix(n, "mimic"):
+		return ProfileMIMIC
+	case strings.HasPrefix(n, "ehrsql"):
+		return ProfileEHRSQL
+	case strings.HasPrefix(n, "idc"):
+		return ProfileIDC
+	case strings.HasPrefix(n, "omop"):
+		return ProfileOMOP
+	}
+	return ProfileGenerated
+}
+
+// IndividualColumns are the columns whose distinct values count the
+// individuals of a profile, most likely first.
+func IndividualColumns(profile string) []string {
+	switch Profile(profile) {
+	case ProfileMIMIC, ProfileEHRSQL:
+		return []string{"subject_id"}
+	case ProfileOMOP:
+		return []string{"person_id"}
+	case ProfileIDC:
+		return []string{"PatientID"}
+	case ProfileDemo:
+		return []string{"subject_id", "PatientID"}
+	}
+	return []string{"subject_id", "person_id", "patient_id", "PatientID", "patient", "mrn"}
+}
+
+type idRule struct {
+	kind IdentifierKind
+	what string
+	date bool
+}
+
+// profileIdentifiers are the identifier columns of each known schema (by
+// lower-case column name), on top of the name rules of classifyName.
+var profileIdentifiers = map[string]map[string]idRule{
+	ProfileMIMIC: {
+		"subject_id": {Direct, "patient identifier", false}, "hadm_id": {Direct, "admission identifier", false},
+		"stay_id": {Direct, "ICU stay identifier", false}, "transfer_id": {Direct, "transfer identifier", false},
+		"note_id": {Direct, "note identifier", false}, "text": {Direct, "note text", false},
+		"dod": {Direct, "date of death", true}, "deathtime": {Direct, "time of death", true},
+		"anchor_age": {Quasi, "age (ages over 89 identify)", false}, "anchor_year": {Quasi, "shifted year", false},
+		"admittime": {Quasi, "exact date", true}, "dischtime": {Quasi, "exact date", true},
+		"edregtime": {Quasi, "exact date", true}, "edouttime": {Quasi, "exact date", true},
+		"charttime": {Quasi, "exact date", true}, "storetime": {Quasi, "exact date", true},
+		"starttime": {Quasi, "exact date", true}, "stoptime": {Quasi, "exact date", true},
+		"intime": {Quasi, "exact date", true}, "outtime": {Quasi, "exact date", true},
+		"chartdate": {Quasi, "exact date", true},
+	},
+	ProfileIDC: {
+		"patientid": {Direct, "patient identifier", false}, "studyinstanceuid": {Direct, "study UID", false},
+		"seriesinstanceuid": {Direct, "series UID", false}, "sopinstanceuid": {Direct, "image UID", false},
+		"patientage": {Quasi, "age (ages over 89 identify)", false}, "studydate": {Quasi, "exact date", true},
+		"seriesdate": {Quasi, "exact date", true},
+	},
+	ProfileOMOP: {
+		"person_id": {Direct, "person identifier", false}, "visit_occurrence_id": {Direct, "visit identifier", false},
+		"visit_detail_id": {Direct, "visit identifier", false}, "person_source_value": {Direct, "source patient identifier", false},
+		"note_id": {Direct, "note identifier", false}, "note_text": {Direct, "note text", false},
+		"birth_datetime": {Direct, "date of birth", true}, "death_date": {Direct, "date of death", true},
+		"death_datetime": {Direct, "date of death", true},
+		"year_of_birth": {Quasi, "year of birth (ages over 89 identify)", false}, "month_of_birth": {Quasi, "month of birth", false},
+		"day_of_birth": {Quasi, "day of birth", false}, "zip": {Quasi, "zip code", false},
+	},
+}
+
+func init() {
+	// EHRSQL's MIMIC-IV demo tables use MIMIC-IV's names; the demo has
+	// MIMIC-IV's and IDC's tables.
+	profileIdentifiers[ProfileEHRSQL] = profileIdentifiers[ProfileMIMIC]
+	demo := map[string]idRule{}
+	for _, p := range []string{ProfileMIMIC, ProfileIDC} {
+		for k, v := range profileIdentifiers[p] {
+			demo[k] = v
+		}
+	}
+	profileIdentifiers[ProfileDemo] = demo
+}
+
+// Classify marks the identifier columns among columns (a result's column
+// names, possibly qualified "t.col" or expressions) for a profile (a
+// Profile name, a source kind or a catalog profile): the profile's table
+// first, then the name rules every profile shares.
+func Classify(columns []string, profile string) []Identifier {
+	table := profileIdentifiers[Profile(profile)]
+	var out []Identifier
+	for i, c := range columns {
+		name := baseName(c)
+		r, ok := table[name]
+		if !ok {
+			r, ok = classifyName(name)
+		}
+		if ok {
+			out = append(out, Identifier{Column: c, Index: i, Kind: r.kind, What: r.what, Date: r.date})
+		}
+	}
+	return out
+}
+
+// baseName lower-cases a column name and drops a table qualifier and
+// quotes.
+func baseName(c string) string {
+	n := strings.ToLower(strings.TrimSpace(c))
+	if strings.ContainsAny(n, "( ") {
+		return n // an expression
+	}
+	if i := strings.LastIndexByte(n, '.'); i >= 0 {
+		n = n[i+1:]
+	}
+	return strings.Trim(n, "\"`[]")
+}
+
+// classifyName is the name rule shared by every profile.
+func classifyName(n string) (idRule, bool) {
+	switch n {
+	case "subject_id", "patient_id", "patientid", "person_id", "patient", "patient_number", "pat_id", "member_id":
+		return idRule{Direct, "patient identifier", false}, true
+	case "hadm_id", "admission_id", "encounter_id", "visit_id", "visit_occurrence_id", "visit_detail_id", "stay_id", "icustay_id", "episode_id":
+		return idRule{Direct, "admission or visit identifier", false}, true
+	case "mrn", "medical_record_number", "ssn", "social_security_number", "nhs_number", "insurance_number", "passport_number":
+		return idRule{Direct, "record number", false}, true
+	case "name", "patient_name", "patientname", "first_name", "last_name", "given_name", "family_name", "surname", "full_name", "firstname", "lastname":
+		return idRule{Direct, "name", false}, true
+	case "address", "street", "street_address", "email", "e_mail", "phone", "telephone", "phone_number":
+		return idRule{Direct, "contact detail", false}, true
+	case "text", "note_text", "note", "notes", "report_text", "narrative":
+		return idRule{Direct, "note text", false}, true
+	case "dob", "date_of_birth", "birth_date", "birthdate", "birth_datetime", "patientbirthdate":
+		return idRule{Direct, "date of birth", true}, true
+	case "dod", "date_of_death", "death_date", "deathdate", "death_datetime", "deathtime":
+		return idRule{Direct, "date of death", true}, true
+	case "age", "anchor_age", "patientage", "age_years", "age_at_admission":
+		return idRule{Quasi, "age (ages over 89 identify)", false}, true
+	case "zip", "zipcode", "zip_code", "postcode", "post_code", "postal_code":
+		return idRule{Quasi, "zip code", false}, true
+	}
+	switch {
+	case strings.HasSuffix(n, "_mrn") || strings.HasPrefix(n, "mrn_"):
+		return idRule{Direct, "record number", false}, true
+	case strings.HasSuffix(n, "instanceuid"):
+		return idRule{Direct, "image UID", false}, true
+	case strings.HasPrefix(n, "age_") || strings.HasSuffix(n, "_age"):
+		return idRule{Quasi, "age (ages over 89 identify)", false}, true
+	case strings.HasSuffix(n, "_date") || strings.HasSuffix(n, "_datetime") || strings.HasSuffix(n, "date") ||
+		strings.HasSuffix(n, "time") && !strings.HasSuffix(n, "runtime") || strings.HasPrefix(n, "date_"):
+		return idRule{Quasi, "exact date", true}, true
+	}
+	return idRule{}, false
+}
+
+// HasDirect reports whether ids hold a direct identifier.
+func HasDirect(ids []Identifier) bool {
+	for _, id := range ids {
+		if id.Kind == Direct {
+			return true
+		}
+	}
+	return false
+}
