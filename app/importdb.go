@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/clinsight/clinsight/audit"
 	"github.com/clinsight/clinsight/datasets"
 )
 
@@ -76,10 +78,17 @@ func withWritableSource[R any](ctx context.Context, ws *Workspace, src Source, f
 	if err := ws.checkWritable(path); err != nil {
 		return zero, err
 	}
+	// Every import is recorded in the audit trail when it starts (an
+	// import that cannot be recorded does not start) and when it ends.
+	if err := ws.Record(ctx, audit.Event{Action: audit.ActionImport, Source: src.Name, Details: map[string]any{"database": path, "status": "started"}}); err != nil {
+		return zero, err
+	}
 	conn, created, err := datasets.OpenImportTarget(ctx, path, datasets.ImportTargetOptions{BusyTimeout: ws.importBusyTimeout})
 	if err != nil {
 		ws.removeFailedImport(path, created)
-		return zero, ws.importError(path, err)
+		err = ws.importError(path, err)
+		ws.recordImportEnd(src, path, zero, err)
+		return zero, err
 	}
 	res, err := fn(conn)
 	if cerr := conn.Close(); cerr != nil && err == nil {
@@ -87,9 +96,34 @@ func withWritableSource[R any](ctx context.Context, ws *Workspace, src Source, f
 	}
 	if err != nil {
 		ws.removeFailedImport(path, created)
-		return res, ws.importError(path, err)
+		err = ws.importError(path, err)
+		ws.recordImportEnd(src, path, res, err)
+		return res, err
+	}
+	if err := ws.recordImportEnd(src, path, res, nil); err != nil {
+		return res, err
 	}
 	return res, nil
+}
+
+// recordImportEnd records how an import ended: its result (counts and
+// names, as the importer reports them) or its error. The data stays
+// imported when this record cannot be written (the start was recorded);
+// the error says so.
+func (ws *Workspace) recordImportEnd(src Source, path string, res any, failed error) error {
+	d := map[string]any{"database": path, "status": "done"}
+	if failed != nil {
+		d["status"], d["error"] = "failed", failed.Error()
+	} else if b, err := json.Marshal(res); err == nil {
+		d["result"] = string(b)
+	}
+	// Recorded even when the import was cancelled: that is when the
+	// record matters.
+	if err := ws.Record(context.Background(), audit.Event{Action: audit.ActionImport, Source: src.Name, Details: d}); err != nil {
+		ws.logger.Error("audit trail", "err", err)
+		return fmt.Errorf("the data was imported, but the end of the import could not be recorded: %w", err)
+	}
+	return nil
 }
 
 // sqliteCompanions are the endings of the files SQLite keeps beside a

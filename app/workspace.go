@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clinsight/clinsight/audit"
 	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
@@ -63,6 +64,12 @@ type Workspace struct {
 	// engines are the open PostgreSQL engines (postgres_sources.go).
 	engines engines
 
+	// trail is the workspace's audit trail (audit.go); version is the
+	// Clinsight version its records name.
+	trail     *audit.Log
+	versionMu sync.Mutex
+	version   string
+
 	// importBusyTimeout is how long an import waits for another writer of
 	// its database; 0 means datasets.DefaultBusyTimeout. Tests shorten it.
 	importBusyTimeout time.Duration
@@ -79,7 +86,7 @@ func Open(dir string) (*Workspace, error) {
 			return nil, fmt.Errorf("open workspace %s: %w", dir, err)
 		}
 	}
-	ws := &Workspace{dir: dir}
+	ws := &Workspace{dir: dir, trail: audit.Open(dir), version: "unknown"}
 	logFile, err := os.OpenFile(filepath.Join(dir, "logs", "clinsight.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace log: %w", err)
@@ -238,6 +245,13 @@ func (ws *Workspace) UpdateConfig(change func(*Config)) error {
 	change(&cfg)
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if changed := configChanges(ws.config, cfg); len(changed) > 0 {
+		// Recorded before it is saved: a change that cannot be recorded
+		// is not made.
+		if _, err := ws.trail.Append(audit.Event{Action: audit.ActionSettings, Details: changed}, ws.auditContext(cfg)); err != nil {
+			return fmt.Errorf("record the settings change in the audit trail: %w", err)
+		}
 	}
 	if err := writeConfig(filepath.Join(ws.dir, configFile), cfg); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"bufio"
 	"compress/flate"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -62,6 +64,19 @@ func (t *tempFile) save(ctx context.Context, f *excelize.File) error {
 		return err
 	}
 	return markZip64(t.f, math.MaxUint32)
+}
+
+// sha256 is the SHA-256 (hex) of the saved temporary file.
+func (t *tempFile) sha256() (string, error) {
+	st, err := t.f.Stat()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(t.f, 0, st.Size())); err != nil {
+		return "", fmt.Errorf("hash the workbook: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // commit flushes the saved temporary file and renames it over its

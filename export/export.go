@@ -132,6 +132,12 @@ type Options struct {
 	// Images are PNG pictures placed on sheets of their own after the
 	// result sheets (see Image).
 	Images []Image
+	// BeforeCommit, when not nil, is called with the SHA-256 (hex) of the
+	// complete workbook and its summary just before it is renamed over
+	// path. An error stops the export: no file is left, and the error is
+	// returned. The audit trail records an export here, so that an export
+	// whose record cannot be written does not happen.
+	BeforeCommit func(sha256 string, sum Summary) error
 }
 
 // Summary describes a written workbook.
@@ -220,10 +226,19 @@ func writeWorkbook(ctx context.Context, path string, tables []Table, prov Proven
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
 	}
+	wb.sum.Path = path
+	if opts.BeforeCommit != nil {
+		sum, err := out.sha256()
+		if err != nil {
+			return Summary{}, err
+		}
+		if err := opts.BeforeCommit(sum, wb.sum); err != nil {
+			return Summary{}, err
+		}
+	}
 	if err := out.commit(); err != nil {
 		return Summary{}, err
 	}
-	wb.sum.Path = path
 	return wb.sum, nil
 }
 

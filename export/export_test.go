@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
@@ -884,4 +885,49 @@ func FuzzSanitizeSheetName(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestBeforeCommitSeesTheFinalBytesAndCanStopTheExport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.xlsx")
+	tables := []Table{{Name: "R", Columns: []string{"a"}, Rows: rowsOf([][]any{{1}, {2}})}}
+	var seen string
+	sum, err := WriteWorkbook(context.Background(), path, tables, Provenance{}, Options{BeforeCommit: func(h string, s Summary) error {
+		if s.Rows != 2 {
+			t.Errorf("summary rows = %d", s.Rows)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Error("the workbook is in place before BeforeCommit returned")
+		}
+		seen = h
+		return nil
+	}})
+	if err != nil || sum.Rows != 2 {
+		t.Fatal(sum, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != seen {
+		t.Errorf("BeforeCommit hash %s, file %s", seen, got)
+	}
+	// An error from BeforeCommit leaves no file and keeps an old one.
+	other := filepath.Join(dir, "other.xlsx")
+	stop := errors.New("audit trail not writable")
+	if _, err := WriteWorkbook(context.Background(), other, tables, Provenance{}, Options{BeforeCommit: func(string, Summary) error { return stop }}); !errors.Is(err, stop) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a stopped export left its file")
+	}
+	if _, err := WriteWorkbook(context.Background(), path, tables, Provenance{}, Options{BeforeCommit: func(string, Summary) error { return stop }}); !errors.Is(err, stop) {
+		t.Fatalf("err = %v", err)
+	}
+	if b2, _ := os.ReadFile(path); !bytes.Equal(b, b2) {
+		t.Error("a stopped export changed the existing file")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
 }

@@ -54,6 +54,7 @@ func (f *Factory) Workspace() (*app.Workspace, error) {
 		fmt.Fprintln(f.Err, "warning:", w)
 	}
 	ws.OnWarning(func(w string) { fmt.Fprintln(f.Err, "warning:", w) }) // found while in use
+	ws.SetVersion(f.Version)
 	f.ws = ws
 	return ws, nil
 }
@@ -98,6 +99,7 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 		newTablesCmd(f),
 		newSourcesCmd(f), // data sources, PostgreSQL among them (sources.go)
 		newSQLCmd(f),
+		newAuditCmd(f), // the audit trail (audit.go)
 		newMetaCmd(f),
 		newReportsCmd(f), newImpressionCmd(f), newEvalImpressionCmd(f),
 		newModelsCmd(f),
