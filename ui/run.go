@@ -65,6 +65,7 @@ type MainWindow struct {
 	Cohort      *CohortScreen
 	Trials      *TrialsScreen
 	Evidence    *EvidenceScreen
+	Audit       *AuditScreen
 }
 
 // NewMainWindow builds the main window. It is separate from Run so tests
@@ -73,6 +74,7 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 	w := a.NewWindow("Clinsight " + version + " — " + ws.Dir())
 	mw := &MainWindow{Window: w, Data: NewDataScreen(ctx, ws.Data(), w, version), Settings: NewSettingsScreen(ctx, ws.Settings(), w)}
 	mw.Meta = NewMetaScreen(ctx, w, version)
+	mw.Audit = NewAuditScreen(ctx, ws.Audit(), w)
 	mw.Tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Data", theme.StorageIcon(), mw.Data.Content()),
 		container.NewTabItemWithIcon("Cohort", theme.SearchIcon(), mw.cohortTab(ctx, ws.Cohort(), w, version)),
@@ -80,8 +82,14 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 		container.NewTabItemWithIcon("Evidence", theme.FileTextIcon(), mw.evidenceTab(ctx, ws, w, version)),
 		container.NewTabItemWithIcon("Meta-analysis", theme.GridIcon(), mw.Meta.Content()),
 		container.NewTabItemWithIcon("Impressions", theme.DocumentIcon(), mw.impressionsTab(ctx, ws.Impressions(), w, version)),
+		container.NewTabItemWithIcon("Audit", theme.HistoryIcon(), mw.Audit.Content()),
 		container.NewTabItemWithIcon("Settings", theme.SettingsIcon(), mw.Settings.Content()),
 	)
+	mw.Tabs.OnSelected = func(t *container.TabItem) {
+		if t.Text == "Audit" {
+			mw.Audit.Refresh() // records written since the view was last shown
+		}
+	}
 	mw.Tabs.SetTabLocation(container.TabLocationLeading)
 	w.SetContent(mw.Tabs)
 	w.Resize(fyne.NewSize(1100, 720))
