@@ -29,12 +29,12 @@ type MetaService interface {
 
 var _ MetaService = (*Meta)(nil)
 
-// Meta is the meta-analysis service. It holds no state: the zero value is
-// ready to use and needs no workspace.
-type Meta struct{}
+// Meta is the meta-analysis service (ws.Meta()). It holds no state of its
+// own; the workspace records its exports in the audit trail.
+type Meta struct{ ws *Workspace }
 
-// NewMeta returns the meta-analysis service.
-func NewMeta() *Meta { return &Meta{} }
+// Meta returns the workspace's meta-analysis service.
+func (ws *Workspace) Meta() *Meta { return &Meta{ws: ws} }
 
 // withPlanColumns adds the plan's covariate columns to spec.
 func withPlanColumns(spec meta.InputSpec, plan meta.Plan) meta.InputSpec {
@@ -73,9 +73,11 @@ func (*Meta) Run(ctx context.Context, studies []meta.Study, opts meta.Options, p
 	return meta.Run(ctx, studies, opts, plan)
 }
 
-// Export implements MetaService.
-func (*Meta) Export(ctx context.Context, path string, studies []meta.Study, rep meta.Report, plan meta.Plan, prov export.Provenance) (export.Summary, error) {
-	sum, err := meta.ExportReport(ctx, path, studies, rep, plan, prov)
+// Export implements MetaService. The export is recorded in the audit
+// trail before the workbook is put in place.
+func (m *Meta) Export(ctx context.Context, path string, studies []meta.Study, rep meta.Report, plan meta.Plan, prov export.Provenance) (export.Summary, error) {
+	opts := m.ws.ExportOptions(ctx, "", map[string]any{"what": "meta-analysis", "studies": len(studies), "data": prov.DataSource}, export.Options{})
+	sum, err := meta.ExportReport(ctx, path, studies, rep, plan, prov, opts)
 	if err != nil {
 		return export.Summary{}, fmt.Errorf("writing the meta-analysis workbook: %w", err)
 	}

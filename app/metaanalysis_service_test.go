@@ -23,7 +23,12 @@ func TestMetaServiceLoadRunExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	svc := NewMeta()
+	ws, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	svc := ws.Meta()
 	plan := meta.Plan{Subgroup: "alloc", Mods: []string{"ablat"}, Begg: true, LeaveOneOut: true}
 	spec := meta.InputSpec{Kind: meta.Binary}
 	fromFile, err := svc.Load(ctx, path, spec, plan)

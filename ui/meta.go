@@ -86,8 +86,8 @@ type MetaScreen struct {
 }
 
 // NewMetaScreen builds the Meta-analysis screen.
-func NewMetaScreen(ctx context.Context, w fyne.Window, version string) *MetaScreen {
-	s := &MetaScreen{ctx: ctx, window: w, version: version, layouts: metaLayouts(), svc: app.NewMeta()}
+func NewMetaScreen(ctx context.Context, svc app.MetaService, w fyne.Window, version string) *MetaScreen {
+	s := &MetaScreen{ctx: ctx, window: w, version: version, layouts: metaLayouts(), svc: svc}
 	s.analyses = newMetaAnalysesForm(func() { s.Reload() })
 
 	s.openBtn = widget.NewButtonWithIcon("Open file…", theme.FolderOpenIcon(), s.chooseFile)

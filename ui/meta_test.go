@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"github.com/xuri/excelize/v2"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/meta"
 )
 
@@ -70,10 +71,15 @@ func waitError(t *testing.T, s *MetaScreen, want string) {
 func newTestMetaScreen(t *testing.T) *MetaScreen {
 	t.Helper()
 	a := newTestApp(t)
+	ws, err := app.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
 	var s *MetaScreen
 	onUI(t, func(t testing.TB) {
 		w := a.NewWindow("meta")
-		s = NewMetaScreen(t.Context(), w, "test")
+		s = NewMetaScreen(t.Context(), ws.Meta(), w, "test")
 		w.SetContent(s.Content())
 	})
 	return s

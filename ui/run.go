@@ -73,7 +73,7 @@ type MainWindow struct {
 func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version string) *MainWindow {
 	w := a.NewWindow("Clinsight " + version + " — " + ws.Dir())
 	mw := &MainWindow{Window: w, Data: NewDataScreen(ctx, ws.Data(), w, version), Settings: NewSettingsScreen(ctx, ws.Settings(), w)}
-	mw.Meta = NewMetaScreen(ctx, w, version)
+	mw.Meta = NewMetaScreen(ctx, ws.Meta(), w, version)
 	mw.Audit = NewAuditScreen(ctx, ws.Audit(), w)
 	mw.Tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Data", theme.StorageIcon(), mw.Data.Content()),

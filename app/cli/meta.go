@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/meta"
 	"github.com/clinsight/clinsight/internal/atomicfile"
 )
@@ -207,7 +206,11 @@ func runMeta(cmd *cobra.Command, f *Factory, fl metaFlags) error {
 		}
 		spec.Where[col] = val
 	}
-	svc := app.NewMeta()
+	ws, err := f.Workspace()
+	if err != nil {
+		return err
+	}
+	svc := ws.Meta()
 	ctx := cmd.Context()
 	studies, err := svc.Load(ctx, fl.data, spec, plan)
 	if err != nil {

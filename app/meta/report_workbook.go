@@ -32,14 +32,16 @@ const (
 // Summary sheet (the plain-language sentences and the problems), one sheet
 // per analysis that was run, the funnel plot (with trim-and-fill studies
 // when run) and the bubble plot of a one-moderator regression; the
-// provenance records the plan. Atomic as ExportWorkbook.
-func ExportReport(ctx context.Context, path string, studies []Study, rep Report, plan Plan, prov export.Provenance) (export.Summary, error) {
+// provenance records the plan. Atomic as ExportWorkbook. opts carries the
+// caller's export options (progress, the audit record before commit); the
+// plots are added to its images.
+func ExportReport(ctx context.Context, path string, studies []Study, rep Report, plan Plan, prov export.Provenance, opts export.Options) (export.Summary, error) {
 	parts := ReportSheets(rep, plan)
 	prov.Extra = slices.Clone(prov.Extra)
 	for _, kv := range parts.Settings {
 		prov.Add(kv[0], kv[1])
 	}
-	return writeWorkbook(ctx, path, studies, rep.Result, parts.Tables, parts.Images, prov)
+	return writeWorkbook(ctx, path, studies, rep.Result, parts.Tables, parts.Images, prov, opts)
 }
 
 // ReportParts are the sheets of a report for a workbook of its own

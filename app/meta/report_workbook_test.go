@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clinsight/clinsight/export"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -21,7 +22,7 @@ func TestExportReport(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "report.xlsx")
 	prov := NewProvenance("test", "dat.bcg.csv", InputSpec{})
-	if _, err := ExportReport(context.Background(), path, bcg, rep, plan, prov); err != nil {
+	if _, err := ExportReport(context.Background(), path, bcg, rep, plan, prov, export.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := excelize.OpenFile(path)

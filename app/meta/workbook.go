@@ -78,10 +78,10 @@ func ExportWorkbook(ctx context.Context, path string, studies []Study, res Resul
 			AltText: fmt.Sprintf("Forest plot: %s, %s, k = %d", res.Measure.Label(), res.ModelLabel(), res.K),
 		}}
 	}
-	return writeWorkbook(ctx, path, studies, res, nil, images, prov)
+	return writeWorkbook(ctx, path, studies, res, nil, images, prov, export.Options{})
 }
 
-func writeWorkbook(ctx context.Context, path string, studies []Study, res Result, extra []export.Table, images []export.Image, prov export.Provenance) (export.Summary, error) {
+func writeWorkbook(ctx context.Context, path string, studies []Study, res Result, extra []export.Table, images []export.Image, prov export.Provenance, opts export.Options) (export.Summary, error) {
 	studiesTable, err := studiesTable(studies, res)
 	if err != nil {
 		return export.Summary{}, err
@@ -136,7 +136,7 @@ func writeWorkbook(ctx context.Context, path string, studies []Study, res Result
 	prov.Add("Studies in the model (k)", res.K)
 	prov.Add("Reproduces", "R package metafor 3.8-1")
 
-	opts := export.Options{Images: images}
+	opts.Images = append(slices.Clone(opts.Images), images...)
 	sum, err := export.WriteWorkbook(ctx, path, append([]export.Table{studiesTable, pooledTable}, extra...), prov, opts)
 	if err != nil {
 		return export.Summary{}, fmt.Errorf("meta: writing the workbook: %w", err)
