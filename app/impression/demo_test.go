@@ -3,6 +3,8 @@ package impression
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
@@ -65,7 +67,14 @@ func TestExportWorkbook(t *testing.T) {
 	}
 	res.Iterations = []Iteration{{Number: 1, Response: "No acute disease.", Score: 0.4, Role: RoleBad}}
 	out := filepath.Join(t.TempDir(), "impressions.xlsx")
-	rows := []ExportRow{{UID: "a", Result: res, Final: "Edited impression."}, {UID: "b", Result: res, Reference: "Normal."}}
+	// An impression contradicting its findings is flagged; edited to name
+	// the findings, it is not.
+	flagged, err := p.Generate(context.Background(), Request{Findings: "Moderate cardiomegaly. Small left pleural effusion.", ExcludeID: 5}, nil)
+	if err != nil || len(flagged.Contradictions) == 0 {
+		t.Fatalf("no flagged impression to export: %v %+v", err, flagged)
+	}
+	rows := []ExportRow{{UID: "a", Result: res, Final: "Edited impression."}, {UID: "b", Result: res, Reference: "Normal."},
+		{UID: "c", Result: flagged}, {UID: "d", Result: flagged, Final: "Cardiomegaly and small left pleural effusion."}}
 	if _, err := ExportWorkbook(context.Background(), out, rows, p.Options(), export.Provenance{AppVersion: "test", DataSource: "demo"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +87,25 @@ func TestExportWorkbook(t *testing.T) {
 		t.Fatalf("sheets %v", got)
 	}
 	imp, _ := wb.GetRows("Impressions")
-	if len(imp) != 3 || imp[1][3] != "Edited impression." || imp[1][5] != "TRUE" || imp[2][3] != res.Impression || imp[2][4] != "retrieved" {
-		t.Errorf("impressions sheet %q", imp)
+	if len(imp) != 5 || imp[1][3] != "Edited impression." || imp[1][5] != "TRUE" || imp[2][3] != res.Impression || imp[2][4] != "retrieved" {
+		t.Fatalf("impressions sheet %q", imp)
+	}
+	col := slices.Index(imp[0], "contradicts_findings")
+	if col < 0 || imp[0][col+1] != "contradictions" {
+		t.Fatalf("no consistency columns in %q", imp[0])
+	}
+	cell := func(r, c int) string {
+		if c < len(imp[r]) {
+			return imp[r][c]
+		}
+		return ""
+	}
+	if cell(2, col) != "FALSE" || cell(2, col+1) != "" || cell(3, col) != "TRUE" || !strings.Contains(cell(3, col+1), "Pleural Effusion") ||
+		cell(4, col) != "FALSE" || cell(4, col+1) != "" {
+		t.Errorf("consistency columns: %q / %q / %q", imp[2][col:], imp[3][col:], imp[4][col:])
 	}
 	ex, _ := wb.GetRows("Similar reports")
-	if len(ex) != 1+2*3 {
+	if len(ex) != 1+2*len(res.Examples)+2*len(flagged.Examples) {
 		t.Errorf("%d similar-report rows", len(ex))
 	}
 	prov, _ := wb.GetRows("Provenance")

@@ -22,6 +22,11 @@ type EvalItem struct {
 	Rouge eval.Rouge
 	// Notice is the pipeline's fallback notice, if any.
 	Notice string
+	// Contradictions are Hypothesis's contradictions of the findings
+	// (see Contradictions); ReferenceContradicts is true when the report's
+	// own impression contradicts its findings by the same rules.
+	Contradictions       []Contradiction
+	ReferenceContradicts bool
 }
 
 // EvalSummary is the result of an impression evaluation.
@@ -32,19 +37,25 @@ type EvalSummary struct {
 	Mean eval.Rouge
 	// Generated and Retrieved count the answers by source.
 	Generated, Retrieved int
+	// ContradictionRate is the share (0–1) of the impressions produced
+	// that contradict their findings' labels (see Contradictions);
+	// ReferenceContradictionRate the share of the reports' own impressions
+	// that do, for scale.
+	ContradictionRate, ReferenceContradictionRate float64
 	// Items are the per-report results in input order.
 	Items []EvalItem
 }
 
 // EvaluateImpressions produces an impression for each test report with
 // both findings and an impression and scores it with ROUGE (F1, no
-// stemming, as the Open-i baselines). With leaveOneOut the tests are
+// stemming, as the Open-i baselines) and by whether it contradicts its
+// findings. With leaveOneOut the tests are
 // corpus reports and each is excluded from its own examples. onProgress (may
 // be nil) receives the reports done.
 func EvaluateImpressions(ctx context.Context, p *Pipeline, tests []Report, leaveOneOut bool, onProgress progress.Func) (EvalSummary, error) {
 	var sum EvalSummary
 	var mean eval.RougeMean
-	total := 0
+	total, contradicting, referenceContradicting := 0, 0, 0
 	for _, r := range tests {
 		if strings.TrimSpace(r.Findings) != "" && strings.TrimSpace(r.Impression) != "" {
 			total++
@@ -65,6 +76,14 @@ func EvaluateImpressions(ctx context.Context, p *Pipeline, tests []Report, leave
 		item := EvalItem{UID: r.UID, Findings: r.Findings, Reference: r.Impression, Hypothesis: res.Impression,
 			Generated: res.Generated, Notice: res.Notice}
 		item.Rouge = eval.ComputeRouge(r.Impression, res.Impression, eval.RougeOptions{})
+		item.Contradictions = res.Contradictions
+		item.ReferenceContradicts = len(Contradictions(res.Labels, r.Impression)) > 0
+		if len(item.Contradictions) > 0 {
+			contradicting++
+		}
+		if item.ReferenceContradicts {
+			referenceContradicting++
+		}
 		mean.Add(item.Rouge)
 		if res.Generated {
 			sum.Generated++
@@ -76,5 +95,9 @@ func EvaluateImpressions(ctx context.Context, p *Pipeline, tests []Report, leave
 	}
 	sum.N = mean.N
 	sum.Mean = mean.Mean()
+	if sum.N > 0 {
+		sum.ContradictionRate = float64(contradicting) / float64(sum.N)
+		sum.ReferenceContradictionRate = float64(referenceContradicting) / float64(sum.N)
+	}
 	return sum, nil
 }

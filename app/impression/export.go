@@ -2,6 +2,7 @@ package impression
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"strings"
 
@@ -30,6 +31,16 @@ func (r ExportRow) final() string {
 	return r.Result.Impression
 }
 
+// contradictions are the accepted impression's contradictions of the
+// findings: the pipeline's for an unedited impression, checked again for an
+// edited one.
+func (r ExportRow) contradictions() []Contradiction {
+	if r.final() == r.Result.Impression {
+		return r.Result.Contradictions
+	}
+	return Contradictions(r.Result.Labels, r.final())
+}
+
 // ExportWorkbook writes the impressions, every iteration (prompt role,
 // score, response) and the similar reports used to an .xlsx workbook with
 // a Provenance sheet (atomic: an error or a cancellation leaves no file).
@@ -39,7 +50,7 @@ func ExportWorkbook(ctx context.Context, path string, rows []ExportRow, opts Opt
 	impressions := export.Table{
 		Name: "Impressions",
 		Columns: []string{"uid", "findings", "observations", "impression", "source", "edited", "score_rouge1",
-			"threshold", "iterations", "best_iteration", "model", "notice", "reference"},
+			"threshold", "iterations", "best_iteration", "model", "notice", "reference", "contradicts_findings", "contradictions"},
 		Rows: func(yield func([]any, error) bool) {
 			for _, r := range rows {
 				res := r.Result
@@ -47,9 +58,10 @@ func ExportWorkbook(ctx context.Context, path string, rows []ExportRow, opts Opt
 				if res.Best >= 0 {
 					best = res.Best + 1
 				}
+				cs := r.contradictions()
 				if !yield([]any{r.UID, res.Findings, res.Labels.Positives(), r.final(), res.Source(),
 					r.final() != res.Impression, res.Score, res.Threshold, len(res.Iterations), best,
-					res.Model, res.Notice, r.Reference}, nil) {
+					res.Model, res.Notice, r.Reference, len(cs) > 0, DescribeContradictions(cs)}, nil) {
 					return
 				}
 			}
@@ -83,6 +95,12 @@ func ExportWorkbook(ctx context.Context, path string, rows []ExportRow, opts Opt
 		prov.Add("Good/bad threshold (mean ROUGE-1 F1)", "adaptive: the retrieved impression's agreement with the other examples")
 	}
 	prov.Add("Observation labeler", "CheXpert 14 observations, rule-based, "+LabelerVersion)
+	prov.Add("Consistency check", "an impression is flagged (contradicts_findings) when, by the observation labeler, it calls the study normal while the findings have a positive observation, "+
+		"leaves out or rules out a significant finding positive in the findings (pleural effusion, pneumothorax, consolidation, edema, cardiomegaly, fracture), "+
+		"or reports one the findings rule out")
+	if !opts.IgnoreConsistency {
+		prov.Add("Retrieval", fmt.Sprintf("prefers, among the %d most similar reports, an impression consistent with the findings", RetrievalCandidates))
+	}
 	if opts.NoLLM {
 		prov.Add("Mode", "retrieval only (no model): impressions are retrieved, not generated")
 	}

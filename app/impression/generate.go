@@ -54,6 +54,11 @@ type Options struct {
 	NumPredict  int
 	// NoLLM skips the model: the result is the retrieved impression.
 	NoLLM bool
+	// IgnoreConsistency chooses the retrieved impression as before the
+	// consistency check: among the examples alone, by agreement
+	// (ConsensusChoice), and the best iteration by score alone. For
+	// comparison in evaluations; contradictions are still reported.
+	IgnoreConsistency bool
 }
 
 func (o Options) withDefaults() Options {
@@ -151,6 +156,8 @@ type Iteration struct {
 	Role string
 	// Err is the model's error for a failed call.
 	Err string
+	// Contradictions are the response's contradictions of the findings.
+	Contradictions []Contradiction
 	// Usage counts the call's tokens and time.
 	Usage localllm.Usage
 	// Elapsed is the call's wall time.
@@ -163,7 +170,10 @@ type Result struct {
 	Findings string
 	// Labels are the input's observation labels.
 	Labels Labels
-	// Examples are the similar reports used, nearest first.
+	// Examples are the similar reports, nearest first: the prompt's
+	// examples (Options.Examples of them), followed, when retrieval chose
+	// the impression of a report further down the candidates, by that
+	// report.
 	Examples []Match
 	// Impression is the answer.
 	Impression string
@@ -171,11 +181,15 @@ type Result struct {
 	// it is the impression of a similar report (retrieved, not generated).
 	Generated bool
 	// Retrieved is the index in Examples of the report whose impression
-	// retrieval chose (the one agreeing most with the other examples).
+	// retrieval chose (see ChooseImpression).
 	Retrieved int
 	// RetrievedScore is that impression's mean ROUGE-1 F1 against the
 	// other examples' impressions.
 	RetrievedScore float64
+	// Contradictions are the ways Impression contradicts the findings by
+	// the observation labeler (see Contradictions); none when consistent.
+	// A front end flags them.
+	Contradictions []Contradiction
 	// Score is the answer's mean ROUGE-1 F1 against the examples'
 	// impressions (for a retrieved answer, RetrievedScore).
 	Score float64
@@ -255,8 +269,22 @@ func (p *Pipeline) Generate(ctx context.Context, req Request, onEvent func(Event
 	if len(res.Examples) == 0 {
 		return res, errors.New("no similar report found in the corpus")
 	}
+	prompt := res.Examples // the prompt's examples; a retrieved report may follow them
+	if p.opts.IgnoreConsistency {
+		res.Retrieved, res.RetrievedScore = ConsensusChoice(res.Examples)
+		res.Contradictions = Contradictions(labels, res.Examples[res.Retrieved].Report.Impression)
+	} else {
+		more := p.corpus.Similar(Query{Findings: findings, Labels: &labels, N: RetrievalCandidates,
+			Candidates: max(retrievalPool, p.opts.Candidates), ExcludeID: req.ExcludeID})
+		cands := mergeMatches(res.Examples, more)
+		ch := ChooseImpression(labels, cands, len(res.Examples))
+		res.Retrieved, res.RetrievedScore, res.Contradictions = ch.Index, ch.Agreement, ch.Contradictions
+		if ch.Index >= len(res.Examples) {
+			res.Examples = append(res.Examples[:len(prompt):len(prompt)], cands[ch.Index])
+			res.Retrieved = len(res.Examples) - 1
+		}
+	}
 	emit(Event{Examples: res.Examples})
-	res.Retrieved, res.RetrievedScore = ConsensusChoice(res.Examples)
 	res.Impression = res.Examples[res.Retrieved].Report.Impression
 	res.Score = res.RetrievedScore
 	if p.opts.NoLLM {
@@ -265,20 +293,20 @@ func (p *Pipeline) Generate(ctx context.Context, req Request, onEvent func(Event
 		return res, ctx.Err()
 	}
 
-	targets := make([][]string, len(res.Examples))
-	for i, ex := range res.Examples {
+	targets := make([][]string, len(prompt))
+	for i, ex := range prompt {
 		targets[i] = eval.RougeTokens(ex.Report.Impression, false)
 	}
 	res.Threshold = p.opts.Threshold
 	if res.Threshold == 0 {
 		res.Threshold = res.RetrievedScore
-		if len(res.Examples) < 3 {
+		if len(prompt) < 3 {
 			res.Threshold = 0.5
 		}
 	}
 	res.MaxWords = p.opts.MaxWords
 	if res.MaxWords <= 0 {
-		for _, ex := range res.Examples {
+		for _, ex := range prompt {
 			res.MaxWords = max(res.MaxWords, wordCount(ex.Report.Impression))
 		}
 		res.MaxWords = min(max(res.MaxWords, minMaxWords), maxMaxWords)
@@ -287,7 +315,7 @@ func (p *Pipeline) Generate(ctx context.Context, req Request, onEvent func(Event
 	fb := Feedback{MaxWords: res.MaxWords}
 	var lastErr error
 	for i := 1; i <= p.opts.Iterations; i++ {
-		it := Iteration{Number: i, Messages: BuildPrompt(res.Examples, findings, fb)}
+		it := Iteration{Number: i, Messages: BuildPrompt(prompt, findings, fb)}
 		opts := localllm.Options{Temperature: p.opts.Temperature, NumCtx: p.opts.NumCtx, NumPredict: p.opts.NumPredict}
 		if p.opts.Seed != nil {
 			opts.Seed = new(*p.opts.Seed + i)
@@ -319,6 +347,7 @@ func (p *Pipeline) Generate(ctx context.Context, req Request, onEvent func(Event
 			continue
 		}
 		it.Score = meanRouge1(eval.RougeTokens(it.Response, false), targets)
+		it.Contradictions = Contradictions(labels, it.Response)
 		if it.Score >= res.Threshold {
 			it.Role = RoleGood
 			fb.Good = it.Response // replaces the previous good response
@@ -327,7 +356,7 @@ func (p *Pipeline) Generate(ctx context.Context, req Request, onEvent func(Event
 			fb.Bad = it.Response // replaces the previous bad response
 		}
 		res.Iterations = append(res.Iterations, it)
-		if res.Best < 0 || it.Score > res.Iterations[res.Best].Score {
+		if res.Best < 0 || p.iterationRank(it) > p.iterationRank(res.Iterations[res.Best]) {
 			res.Best = len(res.Iterations) - 1
 		}
 		emit(Event{Iteration: i, Done: &res.Iterations[len(res.Iterations)-1]})
@@ -335,6 +364,7 @@ func (p *Pipeline) Generate(ctx context.Context, req Request, onEvent func(Event
 	if res.Best >= 0 {
 		best := res.Iterations[res.Best]
 		res.Impression, res.Score, res.Generated = best.Response, best.Score, true
+		res.Contradictions = best.Contradictions
 	} else {
 		res.Notice = fmt.Sprintf("The model could not produce an impression (%s). Shown instead: the impression of the most similar report — retrieved, not generated.",
 			strings.TrimSuffix(localllm.MessageOf(lastErr), "."))
@@ -343,6 +373,17 @@ func (p *Pipeline) Generate(ctx context.Context, req Request, onEvent func(Event
 	p.logger.Info("impression", "model", p.opts.Model, "source", res.Source(), "iterations", len(res.Iterations),
 		"score", res.Score, "threshold", res.Threshold, "elapsed_ms", res.Elapsed.Milliseconds())
 	return res, nil
+}
+
+// iterationRank ranks a successful iteration for the choice of the best
+// one: its score, less contradictionPenalty when it contradicts the
+// findings (a consistent response is preferred unless it scores much
+// worse), or the score alone with IgnoreConsistency.
+func (p *Pipeline) iterationRank(it Iteration) float64 {
+	if len(it.Contradictions) > 0 && !p.opts.IgnoreConsistency {
+		return it.Score - contradictionPenalty
+	}
+	return it.Score
 }
 
 // meanRouge1 is the mean ROUGE-1 F1 of a response against the targets.

@@ -214,12 +214,24 @@ func TestGenerateWithoutModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Generated || len(res.Iterations) != 0 || res.Notice != "" || res.Model != "" || len(res.Examples) != 3 {
+	if res.Generated || len(res.Iterations) != 0 || res.Notice != "" || res.Model != "" || len(res.Examples) < 3 || len(res.Examples) > 4 {
 		t.Errorf("no-LLM result %+v", res)
 	}
-	// The retrieved impression is the one agreeing most with the others.
+	// The retrieved impression is ChooseImpression's among the examples and
+	// the next similar reports; one from beyond the examples follows them.
+	c := testCorpus()
+	labels := LabelText(normalFindings)
+	cands := mergeMatches(c.Similar(Query{Findings: normalFindings, N: 3}), c.Similar(Query{Findings: normalFindings, N: RetrievalCandidates, Candidates: retrievalPool}))
+	ch := ChooseImpression(labels, cands, 3)
+	if res.Impression != cands[ch.Index].Report.Impression || res.Examples[res.Retrieved].Report.ID != cands[ch.Index].Report.ID ||
+		res.Score != ch.Agreement || (ch.Index >= 3) != (len(res.Examples) == 4) {
+		t.Errorf("retrieved %d (%q), chosen %d", res.Retrieved, res.Impression, ch.Index)
+	}
+	// IgnoreConsistency: the impression agreeing most with the others.
+	pc, _ := NewPipeline(testCorpus(), nil, Options{NoLLM: true, Examples: 3, IgnoreConsistency: true}, nil)
+	res, _ = pc.Generate(context.Background(), Request{Findings: normalFindings}, nil)
 	k, score := ConsensusChoice(res.Examples)
-	if res.Retrieved != k || res.Impression != res.Examples[k].Report.Impression || res.Score != score {
+	if len(res.Examples) != 3 || res.Retrieved != k || res.Impression != res.Examples[k].Report.Impression || res.Score != score {
 		t.Errorf("retrieved %d (%q), consensus %d", res.Retrieved, res.Impression, k)
 	}
 	// The report itself is never an example.
