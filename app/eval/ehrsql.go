@@ -3,17 +3,18 @@ package eval
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // EHRSQLNow is the fixed "current time" of the EHRSQL 2024 MIMIC-IV task:
 // questions about "now", "this year" or "last month" are relative to it.
 const EHRSQLNow = "2100-12-31 23:59:00"
 
-var multiSpace = regexp.MustCompile(`\s+`)
+var multiSpace = lazyre.New(`\s+`)
 
 // EHRSQLQuery applies the task's conventions to a query before it runs:
 // current_time and current_date become the task's fixed time, strftime's
@@ -24,7 +25,7 @@ func EHRSQLQuery(sql string) string {
 	sql = strings.ReplaceAll(sql, "current_date", "'"+EHRSQLNow[:10]+"'")
 	sql = strings.ReplaceAll(sql, "%y", "%Y")
 	sql = strings.ReplaceAll(sql, "%j", "%J")
-	return strings.TrimSpace(multiSpace.ReplaceAllString(sql, " "))
+	return strings.TrimSpace(multiSpace().ReplaceAllString(sql, " "))
 }
 
 // EHRSQLMaxRows is how many rows of an answer the task compares.

@@ -5,11 +5,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -362,10 +362,10 @@ func Supported(value string, t StudyText, sources []int) bool {
 // a decimal comma (decimalCommaPattern), or else the plain or decimal
 // numbers in it (plainNumberPattern).
 var (
-	numberPattern       = regexp.MustCompile(`\d+(?:[.,·]\d+)*|\.\d+`)
-	thousandsPattern    = regexp.MustCompile(`^[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$`)
-	decimalCommaPattern = regexp.MustCompile(`^\d+,\d+$`)
-	plainNumberPattern  = regexp.MustCompile(`\d+(?:\.\d+)?`)
+	numberPattern       = lazyre.New(`\d+(?:[.,·]\d+)*|\.\d+`)
+	thousandsPattern    = lazyre.New(`^[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$`)
+	decimalCommaPattern = lazyre.New(`^\d+,\d+$`)
+	plainNumberPattern  = lazyre.New(`\d+(?:\.\d+)?`)
 )
 
 // numberTokens returns the canonical forms of the numbers in s (without
@@ -380,22 +380,22 @@ func numberTokens(s string, lists bool) []string {
 			out = append(out, canonNumber(f))
 		}
 	}
-	for _, m := range numberPattern.FindAllString(s, -1) {
+	for _, m := range numberPattern().FindAllString(s, -1) {
 		m = strings.ReplaceAll(m, "·", ".")
 		switch {
 		case strings.HasPrefix(m, "."):
 			add(m)
 			continue
-		case thousandsPattern.MatchString(m):
+		case thousandsPattern().MatchString(m):
 			add(strings.ReplaceAll(m, ",", ""))
 			continue
-		case decimalCommaPattern.MatchString(m):
+		case decimalCommaPattern().MatchString(m):
 			add(strings.Replace(m, ",", ".", 1))
 			if !lists {
 				continue
 			}
 		}
-		for _, p := range plainNumberPattern.FindAllString(m, -1) {
+		for _, p := range plainNumberPattern().FindAllString(m, -1) {
 			add(p)
 		}
 	}

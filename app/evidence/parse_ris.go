@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // RISReader streams the records of a RIS file: "TY  - JOUR" opens a record,
@@ -28,10 +29,10 @@ func NewRISReader(r io.Reader) *RISReader {
 
 // risTag matches "XX  - value" (two characters, two spaces, a dash); some
 // writers use one space or none before the dash.
-var risTag = regexp.MustCompile(`^([A-Z][A-Z0-9]) {0,2}-(?: (.*))?$`)
+var risTag = lazyre.New(`^([A-Z][A-Z0-9]) {0,2}-(?: (.*))?$`)
 
 // pubmedURL finds a PMID in a PubMed link.
-var pubmedURL = regexp.MustCompile(`pubmed(?:\.ncbi\.nlm\.nih\.gov)?/(\d{1,9})`)
+var pubmedURL = lazyre.New(`pubmed(?:\.ncbi\.nlm\.nih\.gov)?/(\d{1,9})`)
 
 // Next returns the next record, io.EOF after the last one.
 func (x *RISReader) Next() (Record, error) {
@@ -47,7 +48,7 @@ func (x *RISReader) Next() (Record, error) {
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		g := risTag.FindStringSubmatch(text)
+		g := risTag().FindStringSubmatch(text)
 		if g == nil {
 			if in && len(lines) > 0 {
 				// A wrapped value continues the previous tag.
@@ -119,7 +120,7 @@ func (x *RISReader) record(lines []taggedLine) (Record, error) {
 				r.PMID = v
 			}
 		case "UR", "L2":
-			if g := pubmedURL.FindStringSubmatch(v); g != nil && r.PMID == "" {
+			if g := pubmedURL().FindStringSubmatch(v); g != nil && r.PMID == "" {
 				r.PMID = g[1]
 			}
 		case "M3":

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // maxTextBytes bounds a plain-text full text (a long article is well under
@@ -102,7 +103,7 @@ func (p *textParser) paragraph(lines []string) bool {
 		if prev == "" || !strings.ContainsAny(prev[len(prev)-1:], ".?!:") {
 			continue
 		}
-		if _, _, ok := heading(lines[i], false); ok && !numberedHeading.MatchString(strings.TrimSpace(lines[i])) && strongHeading(lines[i]) {
+		if _, _, ok := heading(lines[i], false); ok && !numberedHeading().MatchString(strings.TrimSpace(lines[i])) && strongHeading(lines[i]) {
 			if p.paragraph(lines[:i]) {
 				return true
 			}
@@ -129,7 +130,7 @@ func (p *textParser) paragraph(lines []string) bool {
 		p.flush()
 		p.tables++
 		label := fmt.Sprintf("Table %d", p.tables)
-		if m := tableLabel.FindStringSubmatch(caption); m != nil {
+		if m := tableLabel().FindStringSubmatch(caption); m != nil {
 			label = m[1]
 		}
 		if caption == "" {
@@ -158,12 +159,12 @@ func joinLines(lines []string) string {
 
 var (
 	// numberedHeading is "2. Methods", "2.1 Statistical analysis", "3) Results".
-	numberedHeading = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2})*)[.)]?\s+(\p{Lu}.*)$`)
+	numberedHeading = lazyre.New(`^(\d{1,2}(?:\.\d{1,2})*)[.)]?\s+(\p{Lu}.*)$`)
 	// tableLabel is the "Table 2." a table's caption starts with (not
 	// "Table 2 shows ...").
-	tableLabel = regexp.MustCompile(`^((?i:table)\s+[0-9IVX]+[A-Za-z]?)(?:[.:]|\s+\p{Lu}|\s*$)`)
+	tableLabel = lazyre.New(`^((?i:table)\s+[0-9IVX]+[A-Za-z]?)(?:[.:]|\s+\p{Lu}|\s*$)`)
 	// cellSplit separates the cells of a table row.
-	cellSplit = regexp.MustCompile(`\t+|\s*\|\s*|\s{2,}`)
+	cellSplit = lazyre.New(`\t+|\s*\|\s*|\s{2,}`)
 )
 
 // knownHeadings are section headings of articles (lower case).
@@ -201,10 +202,10 @@ func heading(line string, first bool) (string, int, bool) {
 	if n == 0 || n > 80 || len(strings.Fields(h)) > 10 {
 		return "", 0, false
 	}
-	if strings.HasSuffix(h, ".") || strings.HasSuffix(h, ",") || strings.HasSuffix(h, ";") || tableLabel.MatchString(h) {
+	if strings.HasSuffix(h, ".") || strings.HasSuffix(h, ",") || strings.HasSuffix(h, ";") || tableLabel().MatchString(h) {
 		return "", 0, false
 	}
-	if m := numberedHeading.FindStringSubmatch(h); m != nil && len(strings.Fields(m[2])) <= 8 {
+	if m := numberedHeading().FindStringSubmatch(h); m != nil && len(strings.Fields(m[2])) <= 8 {
 		return m[2], strings.Count(m[1], ".") + 1, true
 	}
 	if knownHeadings[strings.ToLower(h)] {
@@ -254,7 +255,7 @@ func strongHeading(line string) bool {
 func tableRows(lines []string) (rows []string, caption string, ok bool) {
 	body := lines
 	cells := func(l string) bool { return strings.Contains(l, "\t") || strings.Contains(l, "|") }
-	if tableLabel.MatchString(strings.TrimSpace(lines[0])) {
+	if tableLabel().MatchString(strings.TrimSpace(lines[0])) {
 		caption = cleanSpace(lines[0])
 		body = lines[1:]
 		some := false
@@ -285,7 +286,7 @@ func tableRows(lines []string) (rows []string, caption string, ok bool) {
 	}
 	for _, l := range body {
 		var cs []string
-		for _, c := range cellSplit.Split(strings.Trim(strings.TrimSpace(l), "|"), -1) {
+		for _, c := range cellSplit().Split(strings.Trim(strings.TrimSpace(l), "|"), -1) {
 			cs = append(cs, cleanSpace(c))
 		}
 		rows = append(rows, strings.Join(cs, " | "))

@@ -2,8 +2,9 @@ package impression
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // Eligibility thresholds of the paper's corpus filter: a report serves as
@@ -67,7 +68,7 @@ func (r *Report) prepare() {
 
 // sectionHeader matches a section header at the start of a line:
 // "FINDINGS:", "IMPRESSION:", "FINAL REPORT", "CONCLUSION :".
-var sectionHeader = regexp.MustCompile(`(?m)^[ \t]*([A-Z][A-Z /&()-]{2,40}?)[ \t]*:`)
+var sectionHeader = lazyre.New(`(?m)^[ \t]*([A-Z][A-Z /&()-]{2,40}?)[ \t]*:`)
 
 // impressionHeaders and findingsHeaders name the sections kept.
 var (
@@ -81,7 +82,7 @@ var (
 // (INDICATION:, COMPARISON:, ...) are dropped; text before the first header
 // is ignored. A section that appears twice is joined.
 func SplitSections(text string) (findings, impression string) {
-	locs := sectionHeader.FindAllStringSubmatchIndex(text, -1)
+	locs := sectionHeader().FindAllStringSubmatchIndex(text, -1)
 	var f, imp []string
 	for i, loc := range locs {
 		name := strings.Join(strings.Fields(strings.ToUpper(text[loc[2]:loc[3]])), " ")

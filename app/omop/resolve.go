@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
@@ -150,10 +150,10 @@ func idList(ids []int64) string {
 
 // codeLike matches texts that look like vocabulary codes: SNOMED and
 // RxNorm numbers, ICD-10 (E11.9, I21), ICD-9 (250.00), LOINC (4548-4).
-var codeLike = regexp.MustCompile(`^(?:[0-9]{3,18}|[A-Za-z][0-9]{2}(?:\.?[0-9A-Za-z]{1,4})?|[0-9]{3}\.[0-9]{1,2}|[0-9]{1,7}-[0-9]|V[0-9]{2}(?:\.[0-9]{1,2})?)$`)
+var codeLike = lazyre.New(`^(?:[0-9]{3,18}|[A-Za-z][0-9]{2}(?:\.?[0-9A-Za-z]{1,4})?|[0-9]{3}\.[0-9]{1,2}|[0-9]{1,7}-[0-9]|V[0-9]{2}(?:\.[0-9]{1,2})?)$`)
 
 // IsCode reports whether a text looks like a vocabulary code.
-func IsCode(s string) bool { return codeLike.MatchString(strings.TrimSpace(s)) }
+func IsCode(s string) bool { return codeLike().MatchString(strings.TrimSpace(s)) }
 
 // Search returns the standard concepts that best match a term, best first
 // (at most limit): codes looked up directly, names and synonyms through the

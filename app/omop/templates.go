@@ -2,9 +2,9 @@ package omop
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
@@ -42,11 +42,11 @@ type Template struct {
 // Words that make a question more than a template can say: other
 // conditions (time, values, negation, alternatives) or other outputs.
 var (
-	countStart    = regexp.MustCompile(`(?i)^\s*(how many|number of|count|what is the number of|total number of)\b`)
+	countStart    = lazyre.New(`(?i)^\s*(how many|number of|count|what is the number of|total number of)\b`)
 	notTemplate   = textsearch.NewWordSet(`or not without no never except excluding before after since until during between within older younger above below over under more less than greater at least most first last average mean median percentage proportion rate ratio died death dead alive per each list show which who`)
-	genderWords   = regexp.MustCompile(`(?i)\b(by|per|and their|split by|broken down by|across)\s+(gender|sex)\b|\bmale(s)? (and|vs\.?|versus) female(s)?\b|\bmen (and|vs\.?|versus) women\b`)
-	ageBandWords  = regexp.MustCompile(`(?i)\b(by|per|split by|broken down by|across)\s+(age( band| group)?s?)\b|\bage (bands?|groups?)\b`)
-	numberPattern = regexp.MustCompile(`\b[0-9]+\b`)
+	genderWords   = lazyre.New(`(?i)\b(by|per|and their|split by|broken down by|across)\s+(gender|sex)\b|\bmale(s)? (and|vs\.?|versus) female(s)?\b|\bmen (and|vs\.?|versus) women\b`)
+	ageBandWords  = lazyre.New(`(?i)\b(by|per|split by|broken down by|across)\s+(age( band| group)?s?)\b|\bage (bands?|groups?)\b`)
+	numberPattern = lazyre.New(`\b[0-9]+\b`)
 )
 
 // MatchTemplate decides whether a question has a template shape: it asks
@@ -55,7 +55,7 @@ var (
 // alternatives) and any grouping is by gender or by age band. reason says
 // why not when ok is false.
 func MatchTemplate(question string, sets []ConceptSet, unresolved []Term) (t Template, ok bool, reason string) {
-	if !countStart.MatchString(question) {
+	if !countStart().MatchString(question) {
 		return t, false, "the question does not ask for a number of patients"
 	}
 	if len(unresolved) > 0 {
@@ -76,12 +76,12 @@ func MatchTemplate(question string, sets []ConceptSet, unresolved []Term) (t Tem
 	kind := TemplateCount
 	rest := question
 	switch {
-	case genderWords.MatchString(question):
+	case genderWords().MatchString(question):
 		kind = TemplateByGender
-		rest = genderWords.ReplaceAllString(rest, " ")
-	case ageBandWords.MatchString(question):
+		rest = genderWords().ReplaceAllString(rest, " ")
+	case ageBandWords().MatchString(question):
 		kind = TemplateByAgeBand
-		rest = ageBandWords.ReplaceAllString(rest, " ")
+		rest = ageBandWords().ReplaceAllString(rest, " ")
 	}
 	// Words of the terms are theirs; what is left must not constrain.
 	for _, s := range sets {
@@ -92,7 +92,7 @@ func MatchTemplate(question string, sets []ConceptSet, unresolved []Term) (t Tem
 			return t, false, fmt.Sprintf("%q asks for more than a count of patients with the concepts", w)
 		}
 	}
-	if numberPattern.MatchString(rest) {
+	if numberPattern().MatchString(rest) {
 		return t, false, "the question holds a number (a date, an age or a value) that the templates do not handle"
 	}
 	return Template{Kind: kind, Sets: sets, SQL: TemplateSQL(kind, sets)}, true, ""

@@ -2,10 +2,10 @@ package omop
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
@@ -14,7 +14,7 @@ const maxTerms = 12
 
 // questionWord matches a word of a question, keeping codes ("E11.9",
 // "4548-4") and hyphenated or possessive words whole.
-var questionWord = regexp.MustCompile(`[A-Za-z0-9]+(?:[.\-'][A-Za-z0-9]+)*`)
+var questionWord = lazyre.New(`[A-Za-z0-9]+(?:[.\-'][A-Za-z0-9]+)*`)
 
 // Cue words say which domain the term after them belongs to ("taking
 // metformin", "diagnosed with asthma").
@@ -55,7 +55,7 @@ var scaffold = textsearch.NewWordSet(`how many much number count counts patients
 // before a term sets its domain ("taking X": Drug; "diagnosed with X":
 // Condition); abbreviations are expanded by NewTerm.
 func ExtractTerms(question string) []Term {
-	locs := questionWord.FindAllStringIndex(question, -1)
+	locs := questionWord().FindAllStringIndex(question, -1)
 	words := make([]string, len(locs))
 	for i, l := range locs {
 		words[i] = question[l[0]:l[1]]
@@ -182,9 +182,9 @@ func isCodeCue(w string) bool {
 }
 
 var (
-	icd10Code  = regexp.MustCompile(`^[A-Z][0-9]{2}(?:\.[0-9A-Z]{1,4})?$`)
-	longNumber = regexp.MustCompile(`^[0-9]{5,18}$`)
-	loincCode  = regexp.MustCompile(`^[0-9]{1,7}-[0-9]$`)
+	icd10Code  = lazyre.New(`^[A-Z][0-9]{2}(?:\.[0-9A-Z]{1,4})?$`)
+	longNumber = lazyre.New(`^[0-9]{5,18}$`)
+	loincCode  = lazyre.New(`^[0-9]{1,7}-[0-9]$`)
 )
 
 // isQuestionCode reports whether a word of a question is a vocabulary
@@ -194,7 +194,7 @@ func isQuestionCode(w string, cue bool) bool {
 	if cue && IsCode(w) {
 		return true
 	}
-	return icd10Code.MatchString(w) || longNumber.MatchString(w) || loincCode.MatchString(w)
+	return icd10Code().MatchString(w) || longNumber().MatchString(w) || loincCode().MatchString(w)
 }
 
 // ResolveTerms resolves each term to a concept set. A phrase that resolves

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
@@ -53,14 +54,14 @@ func toYears(n float64, unit string) (float64, bool) {
 
 // Patient ages in case descriptions: "58-year-old", "44 yo", "66yo",
 // "a 38 year old", "6-month-old", "45 y/o", "aged 45".
-var patientAgeRE = regexp.MustCompile(`(?i)\b(\d{1,3}(?:\.\d+)?)\s*[- ]?\s*(years?|yrs?|months?|mos?|weeks?|wks?|days?)[- ]?\s*old\b|\b(\d{1,3})\s*[- ]?(?:yo|y/o|y\.o\.)\b|\baged?\s+(\d{1,3})\b|\b(\d{1,3})\s*(?:year|yr)s?\s+of\s+age\b`)
+var patientAgeRE = lazyre.New(`(?i)\b(\d{1,3}(?:\.\d+)?)\s*[- ]?\s*(years?|yrs?|months?|mos?|weeks?|wks?|days?)[- ]?\s*old\b|\b(\d{1,3})\s*[- ]?(?:yo|y/o|y\.o\.)\b|\baged?\s+(\d{1,3})\b|\b(\d{1,3})\s*(?:year|yr)s?\s+of\s+age\b`)
 
 // Sex words of case descriptions, counted to decide the patient's sex.
 var (
-	femaleNounRE = regexp.MustCompile(`(?i)\b(?:woman|female|girl|lady|pregnant|postmenopausal|g\d+p\d+)\b`)
-	maleNounRE   = regexp.MustCompile(`(?i)\b(?:man|male|boy|gentleman)\b`)
-	femaleProRE  = regexp.MustCompile(`(?i)\b(?:she|her|hers|herself)\b`)
-	maleProRE    = regexp.MustCompile(`(?i)\b(?:he|him|his|himself)\b`)
+	femaleNounRE = lazyre.New(`(?i)\b(?:woman|female|girl|lady|pregnant|postmenopausal|g\d+p\d+)\b`)
+	maleNounRE   = lazyre.New(`(?i)\b(?:man|male|boy|gentleman)\b`)
+	femaleProRE  = lazyre.New(`(?i)\b(?:she|her|hers|herself)\b`)
+	maleProRE    = lazyre.New(`(?i)\b(?:he|him|his|himself)\b`)
 )
 
 // PatientDemographics reads a patient's age (in years) and sex from a case
@@ -69,7 +70,7 @@ var (
 // ("woman", "boy") weigh more than pronouns, which may refer to relatives.
 func PatientDemographics(text string) (age float64, hasAge bool, sex Sex) {
 	text = textPrefix(text, maxInferBytes) // a case description is a few sentences
-	if m := patientAgeRE.FindStringSubmatch(text); m != nil {
+	if m := patientAgeRE().FindStringSubmatch(text); m != nil {
 		switch {
 		case m[1] != "":
 			n, _ := strconv.ParseFloat(m[1], 64)
@@ -87,16 +88,16 @@ func PatientDemographics(text string) (age float64, hasAge bool, sex Sex) {
 	}
 	// The first sex noun decides (case reports introduce the patient
 	// first: "a 58-year-old woman ... her husband"); pronouns otherwise.
-	f := femaleNounRE.FindStringIndex(text)
-	m := maleNounRE.FindStringIndex(text)
+	f := femaleNounRE().FindStringIndex(text)
+	m := maleNounRE().FindStringIndex(text)
 	switch {
 	case f != nil && (m == nil || f[0] < m[0]):
 		return age, hasAge, SexFemale
 	case m != nil:
 		return age, hasAge, SexMale
 	}
-	nf := len(femaleProRE.FindAllStringIndex(text, -1))
-	nm := len(maleProRE.FindAllStringIndex(text, -1))
+	nf := len(femaleProRE().FindAllStringIndex(text, -1))
+	nm := len(maleProRE().FindAllStringIndex(text, -1))
 	switch {
 	case nf > nm:
 		sex = SexFemale
@@ -120,30 +121,30 @@ const (
 
 var (
 	// "18-65 years", "between 18 and 65 years", "age 18-65", "20-40 age"
-	ageRangeUnitRE = regexp.MustCompile(`(?i)` + ageNum + `\s*(?:-|–|to|and)\s*` + ageNum + `\s*` + ageUnit + `\b`)
-	ageRangeWordRE = regexp.MustCompile(`(?i)` + ageWord + ageNum + `\s*(?:-|–|to|and)\s*` + ageNum + `\s*` + ageUnit + `?|` + ageNum + `\s*(?:-|–|to)\s*` + ageNum + `\s*(?:of\s+)?age\b`)
+	ageRangeUnitRE = lazyre.New(`(?i)` + ageNum + `\s*(?:-|–|to|and)\s*` + ageNum + `\s*` + ageUnit + `\b`)
+	ageRangeWordRE = lazyre.New(`(?i)` + ageWord + ageNum + `\s*(?:-|–|to|and)\s*` + ageNum + `\s*` + ageUnit + `?|` + ageNum + `\s*(?:-|–|to)\s*` + ageNum + `\s*(?:of\s+)?age\b`)
 	// "18 years or older", "age 18 and over", "≥ 18 years", "age > 65"
-	ageMinUnitRE = regexp.MustCompile(`(?i)` + ageNum + `\s*` + ageUnit + orMore + `|` + minWord + `\s*` + ageNum + `\s*` + ageUnit + `\b`)
-	ageMinWordRE = regexp.MustCompile(`(?i)` + ageWord + ageNum + `\s*` + ageUnit + `?` + orMore + `|` + ageWord + minWord + `\s*` + ageNum + `\s*` + ageUnit + `?`)
+	ageMinUnitRE = lazyre.New(`(?i)` + ageNum + `\s*` + ageUnit + orMore + `|` + minWord + `\s*` + ageNum + `\s*` + ageUnit + `\b`)
+	ageMinWordRE = lazyre.New(`(?i)` + ageWord + ageNum + `\s*` + ageUnit + `?` + orMore + `|` + ageWord + minWord + `\s*` + ageNum + `\s*` + ageUnit + `?`)
 	// "≤ 65 years", "under 18 years", "age < 18"
-	ageMaxUnitRE = regexp.MustCompile(`(?i)` + maxWord + `\s*` + ageNum + `\s*` + ageUnit + `\b`)
-	ageMaxWordRE = regexp.MustCompile(`(?i)` + ageWord + maxWord + `\s*` + ageNum + `\s*` + ageUnit + `?`)
-	gestationRE  = regexp.MustCompile(`(?i)gestation|weeks? pregnant|menstrual age`)
+	ageMaxUnitRE = lazyre.New(`(?i)` + maxWord + `\s*` + ageNum + `\s*` + ageUnit + `\b`)
+	ageMaxWordRE = lazyre.New(`(?i)` + ageWord + maxWord + `\s*` + ageNum + `\s*` + ageUnit + `?`)
+	gestationRE  = lazyre.New(`(?i)gestation|weeks? pregnant|menstrual age`)
 	// Words that put a number with a unit in an age context.
-	ageContextRE = regexp.MustCompile(`(?i)\b(?:age[ds]?|years? old|year-old|years? of age|yrs? old|adults?|children|infants?|born)\b|\d\s*(?:years?|yrs?)\s*(?:or|and)\s*(?:older|over|above)`)
+	ageContextRE = lazyre.New(`(?i)\b(?:age[ds]?|years? old|year-old|years? of age|yrs? old|adults?|children|infants?|born)\b|\d\s*(?:years?|yrs?)\s*(?:or|and)\s*(?:older|over|above)`)
 
-	childWordsRE = regexp.MustCompile(`(?i)\b(?:child|children|pediatric|paediatric|infants?|neonates?|neonatal|newborns?|toddlers?|preterm|adolescents?|juvenile|kids|schoolchildren|boys|girls)\b`)
-	adultWordsRE = regexp.MustCompile(`(?i)\b(?:adults?|adult-onset|elderly|older people|older persons|older patients|postmenopausal|geriatric)\b`)
+	childWordsRE = lazyre.New(`(?i)\b(?:child|children|pediatric|paediatric|infants?|neonates?|neonatal|newborns?|toddlers?|preterm|adolescents?|juvenile|kids|schoolchildren|boys|girls)\b`)
+	adultWordsRE = lazyre.New(`(?i)\b(?:adults?|adult-onset|elderly|older people|older persons|older patients|postmenopausal|geriatric)\b`)
 	// Sex is inferred from population statements only: an inclusion
 	// criterion or a description sentence that leads with women or men,
 	// never from conditional ones ("Female patients of childbearing
 	// potential must ...", "Negative pregnancy test for females").
-	womenLeadRE      = regexp.MustCompile(`(?i)^(?:\W*)(?:healthy\s+|adult\s+|pregnant\s+|postmenopausal\s+|premenopausal\s+)*(?:women|woman|females?|girls|pregnant|postmenopausal|premenopausal|mothers)\b`)
-	menLeadRE        = regexp.MustCompile(`(?i)^(?:\W*)(?:healthy\s+|adult\s+)*(?:men|man|males?|boys)\b`)
-	womenWordsRE     = regexp.MustCompile(`(?i)\b(?:women|woman|females?|girls|pregnant|postmenopausal|premenopausal|mothers)\b`)
-	menWordsRE       = regexp.MustCompile(`(?i)\b(?:men|man|males?|boys|fathers)\b`)
-	conditionalSexRE = regexp.MustCompile(`(?i)childbearing|contracept|birth.control|pregnancy test|\bif (?:fe)?male|\bnon-?pregnant|lactating|breast-?feeding|nursing`)
-	bothSexRE        = regexp.MustCompile(`(?i)\b(?:men and women|women and men|males? and females?|females? and males?|males? or females?|females? or males?|men or women|women or men|both (?:sexes|genders)|either (?:sex|gender)|any gender|regardless of (?:sex|gender)|boys and girls|girls and boys)\b`)
+	womenLeadRE      = lazyre.New(`(?i)^(?:\W*)(?:healthy\s+|adult\s+|pregnant\s+|postmenopausal\s+|premenopausal\s+)*(?:women|woman|females?|girls|pregnant|postmenopausal|premenopausal|mothers)\b`)
+	menLeadRE        = lazyre.New(`(?i)^(?:\W*)(?:healthy\s+|adult\s+)*(?:men|man|males?|boys)\b`)
+	womenWordsRE     = lazyre.New(`(?i)\b(?:women|woman|females?|girls|pregnant|postmenopausal|premenopausal|mothers)\b`)
+	menWordsRE       = lazyre.New(`(?i)\b(?:men|man|males?|boys|fathers)\b`)
+	conditionalSexRE = lazyre.New(`(?i)childbearing|contracept|birth.control|pregnancy test|\bif (?:fe)?male|\bnon-?pregnant|lactating|breast-?feeding|nursing`)
+	bothSexRE        = lazyre.New(`(?i)\b(?:men and women|women and men|males? and females?|females? and males?|males? or females?|females? or males?|men or women|women or men|both (?:sexes|genders)|either (?:sex|gender)|any gender|regardless of (?:sex|gender)|boys and girls|girls and boys)\b`)
 )
 
 // maxInferBytes bounds what the age and sex inference reads of a trial:
@@ -254,8 +255,8 @@ func inferDemographics(t *Trial) demographics {
 		apply(popText, false)
 	}
 	if !d.found {
-		child := childWordsRE.MatchString(popText)
-		adult := adultWordsRE.MatchString(popText)
+		child := childWordsRE().MatchString(popText)
+		adult := adultWordsRE().MatchString(popText)
 		switch {
 		case child && !adult:
 			d.maxAge, d.found = 18, true
@@ -292,23 +293,23 @@ func inferSex(t *Trial) Sex {
 		if !mentionsSex(s) {
 			continue
 		}
-		if bothSexRE.MatchString(s) {
+		if bothSexRE().MatchString(s) {
 			return SexAll
 		}
-		if conditionalSexRE.MatchString(s) {
+		if conditionalSexRE().MatchString(s) {
 			continue
 		}
 		lead := len(t.Inclusion) > 0 && s != t.Title
 		if lead {
-			if (womenLeadRE.MatchString(s) || menLeadRE.MatchString(s)) && womenWordsRE.MatchString(s) && menWordsRE.MatchString(s) {
+			if (womenLeadRE().MatchString(s) || menLeadRE().MatchString(s)) && womenWordsRE().MatchString(s) && menWordsRE().MatchString(s) {
 				return SexAll // "Male age 2 months to 20 years; female age ..."
 			}
-			female = female || womenLeadRE.MatchString(s)
-			male = male || menLeadRE.MatchString(s)
+			female = female || womenLeadRE().MatchString(s)
+			male = male || menLeadRE().MatchString(s)
 			continue
 		}
-		female = female || womenWordsRE.MatchString(s)
-		male = male || menWordsRE.MatchString(s)
+		female = female || womenWordsRE().MatchString(s)
+		male = male || menWordsRE().MatchString(s)
 	}
 	switch {
 	case female && !male:
@@ -355,11 +356,11 @@ func agesInText(text string) (lo, hi float64) {
 			}
 			return re.FindStringSubmatch(line)
 		}
-		if gestationRE.MatchString(line) {
+		if gestationRE().MatchString(line) {
 			continue // "gestational age < 23 weeks" is not the person's age
 		}
-		context := ageContextRE.MatchString(line)
-		if m := find(hasAge, ageRangeWordRE); m != nil {
+		context := ageContextRE().MatchString(line)
+		if m := find(hasAge, ageRangeWordRE()); m != nil {
 			a, b := firstNonEmpty(m[1], m[4]), firstNonEmpty(m[2], m[5])
 			if ya, ok1 := yearsOf(a, m[3]); ok1 {
 				if yb, ok2 := yearsOf(b, m[3]); ok2 && ya < yb {
@@ -368,7 +369,7 @@ func agesInText(text string) (lo, hi float64) {
 				}
 			}
 		}
-		if m := find(hasUnit, ageRangeUnitRE); m != nil && context && (isYears(m[3]) || ageNearRE.MatchString(line)) {
+		if m := find(hasUnit, ageRangeUnitRE()); m != nil && context && (isYears(m[3]) || ageNearRE().MatchString(line)) {
 			if ya, ok1 := yearsOf(m[1], m[3]); ok1 {
 				if yb, ok2 := yearsOf(m[2], m[3]); ok2 && ya < yb {
 					lo, hi = maxNonZero(lo, ya), minNonZero(hi, yb)
@@ -376,11 +377,11 @@ func agesInText(text string) (lo, hi float64) {
 				}
 			}
 		}
-		if m := find(hasAge, ageMinWordRE); m != nil {
+		if m := find(hasAge, ageMinWordRE()); m != nil {
 			if y, ok := yearsOf(firstNonEmpty(m[1], m[3]), firstNonEmpty(m[2], m[4])); ok {
 				lo = maxNonZero(lo, y)
 			}
-		} else if m := find(hasUnit, ageMinUnitRE); m != nil && context && (isYears(m[2]+m[4]) || ageNearRE.MatchString(line)) {
+		} else if m := find(hasUnit, ageMinUnitRE()); m != nil && context && (isYears(m[2]+m[4]) || ageNearRE().MatchString(line)) {
 			if m[1] != "" {
 				if y, ok := yearsOf(m[1], m[2]); ok {
 					lo = maxNonZero(lo, y)
@@ -390,9 +391,9 @@ func agesInText(text string) (lo, hi float64) {
 			}
 		}
 		var op, num, unit string
-		if m := find(hasAge, ageMaxWordRE); m != nil {
+		if m := find(hasAge, ageMaxWordRE()); m != nil {
 			op, num, unit = m[1], m[2], m[3]
-		} else if m := find(hasUnit, ageMaxUnitRE); m != nil && context && (isYears(m[3]) || ageNearRE.MatchString(line)) {
+		} else if m := find(hasUnit, ageMaxUnitRE()); m != nil && context && (isYears(m[3]) || ageNearRE().MatchString(line)) {
 			op, num, unit = m[1], m[2], m[3]
 		}
 		if y, ok := yearsOf(num, unit); ok {
@@ -414,7 +415,7 @@ func agesInText(text string) (lo, hi float64) {
 // ageNearRE says a month, week or day count is an age ("infants 2 to 6
 // months old", "aged 6-24 months"), not a duration ("treated for 3-6
 // months").
-var ageNearRE = regexp.MustCompile(`(?i)\b(?:months?|weeks?|days?)\s*(?:old|of age)\b|\bage[ds]?\s*\d|\bage[ds]?\s*(?:between|from|of)\s*\d`)
+var ageNearRE = lazyre.New(`(?i)\b(?:months?|weeks?|days?)\s*(?:old|of age)\b|\bage[ds]?\s*\d|\bage[ds]?\s*(?:between|from|of)\s*\d`)
 
 func isYears(unit string) bool {
 	u := strings.ToLower(unit)

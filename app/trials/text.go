@@ -1,10 +1,10 @@
 package trials
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
@@ -107,21 +107,21 @@ var abbreviations = map[string]string{
 }
 
 // clauseSplitRE splits a sentence into clauses where negation scope ends.
-var clauseSplitRE = regexp.MustCompile(`(?i)[.;:!?]|\bbut\b|\bhowever\b|\bexcept\b|\balthough\b|\bwhich\b|\bwho\b|\bthat\b|\bapart from\b`)
+var clauseSplitRE = lazyre.New(`(?i)[.;:!?]|\bbut\b|\bhowever\b|\bexcept\b|\balthough\b|\bwhich\b|\bwho\b|\bthat\b|\bapart from\b`)
 
 // sentenceSplitRE ends sentences.
-var sentenceSplitRE = regexp.MustCompile(`[.!?]+(?:\s+|$)|\n+`)
+var sentenceSplitRE = lazyre.New(`[.!?]+(?:\s+|$)|\n+`)
 
 // negationRE finds negation cues; the words after a cue, to the end of
 // the clause, are negated. "family history of" moves the concepts to a
 // relative: they are not the patient's either.
-var negationRE = regexp.MustCompile(`(?i)\b(?:denies|denied|deny|denying|no|not|without|negative for|never|absence of|absent|free of|rules? out|ruled out|no history of|no evidence of|no signs? of|unremarkable for|family history of|non-?smoker|nonsmoking)\b`)
+var negationRE = lazyre.New(`(?i)\b(?:denies|denied|deny|denying|no|not|without|negative for|never|absence of|absent|free of|rules? out|ruled out|no history of|no evidence of|no signs? of|unremarkable for|family history of|non-?smoker|nonsmoking)\b`)
 
 // sentences splits text into sentences.
 func sentences(text string) []string {
 	var out []string
 	prev := 0
-	for _, loc := range sentenceSplitRE.FindAllStringIndex(text, -1) {
+	for _, loc := range sentenceSplitRE().FindAllStringIndex(text, -1) {
 		if s := strings.TrimSpace(text[prev:loc[1]]); s != "" {
 			out = append(out, s)
 		}
@@ -149,13 +149,13 @@ func clauses(sentence string) []clause {
 		if strings.TrimSpace(s) == "" {
 			return
 		}
-		if loc := negationRE.FindStringIndex(s); loc != nil {
+		if loc := negationRE().FindStringIndex(s); loc != nil {
 			out = append(out, clause{s[:loc[0]], false}, clause{s[loc[1]:], true})
 			return
 		}
 		out = append(out, clause{s, false})
 	}
-	for _, loc := range clauseSplitRE.FindAllStringIndex(sentence, -1) {
+	for _, loc := range clauseSplitRE().FindAllStringIndex(sentence, -1) {
 		emit(sentence[prev:loc[0]])
 		prev = loc[1]
 	}

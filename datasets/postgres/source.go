@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -38,7 +38,7 @@ type Source struct {
 var ErrPasswordInDSN = errors.New("the connection address contains a password")
 
 // envNameRE is what an environment variable name may look like.
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // passwordSentinel stands in for a password while a DSN is checked.
 const passwordSentinel = "\x01clinsight-no-password\x01"
@@ -63,7 +63,7 @@ func (s Source) Validate() error {
 			return fmt.Errorf("schema name %q is not valid (1 to 63 characters)", name)
 		}
 	}
-	if s.PasswordEnv != "" && !envNameRE.MatchString(s.PasswordEnv) {
+	if s.PasswordEnv != "" && !envNameRE().MatchString(s.PasswordEnv) {
 		return fmt.Errorf("%q is not an environment variable name (letters, digits and _)", s.PasswordEnv)
 	}
 	return nil

@@ -5,9 +5,9 @@ import (
 	_ "embed" // the curated guidance
 	"fmt"
 	"go/format"
-	"regexp"
 	"strings"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"gopkg.in/yaml.v3"
 )
 
@@ -212,18 +212,18 @@ func columnText(c Column, curatedText, disclosure string) string {
 }
 
 var (
-	mdLink   = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
-	htmlTag  = regexp.MustCompile(`<[^>]+>`)
-	bareURL  = regexp.MustCompile(`\(?https?://\S+\)?`)
-	bulletRE = regexp.MustCompile(`(?m)^\s*[-*]\s+`)
+	mdLink   = lazyre.New(`\[([^\]]*)\]\([^)]*\)`)
+	htmlTag  = lazyre.New(`<[^>]+>`)
+	bareURL  = lazyre.New(`\(?https?://\S+\)?`)
+	bulletRE = lazyre.New(`(?m)^\s*[-*]\s+`)
 )
 
 // clean turns the published Markdown into one line of plain text.
 func clean(s string) string {
-	s = mdLink.ReplaceAllString(s, "$1")
-	s = htmlTag.ReplaceAllString(s, "\n")
-	s = bareURL.ReplaceAllString(s, "")
-	s = bulletRE.ReplaceAllString(s, "")
+	s = mdLink().ReplaceAllString(s, "$1")
+	s = htmlTag().ReplaceAllString(s, "\n")
+	s = bareURL().ReplaceAllString(s, "")
+	s = bulletRE().ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "**", "")
 	return strings.Join(strings.Fields(s), " ")
 }

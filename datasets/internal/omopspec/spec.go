@@ -15,8 +15,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // The specification files read from the spec folder.
@@ -193,13 +194,13 @@ func readCSV(path string) ([]map[string]string, error) {
 }
 
 var (
-	ddlTable  = regexp.MustCompile(`(?s)CREATE TABLE @cdmDatabaseSchema\.(\w+) \((.*?)\);`)
-	ddlColumn = regexp.MustCompile(`^"?(\w+)"?\s+(\w+)\s+(NOT NULL|NULL)\s*,?$`)
+	ddlTable  = lazyre.New(`(?s)CREATE TABLE @cdmDatabaseSchema\.(\w+) \((.*?)\);`)
+	ddlColumn = lazyre.New(`^"?(\w+)"?\s+(\w+)\s+(NOT NULL|NULL)\s*,?$`)
 )
 
 // ParseDDL reads the tables and columns of the official SQLite DDL.
 func ParseDDL(ddl string) (*Spec, error) {
-	ms := ddlTable.FindAllStringSubmatch(ddl, -1)
+	ms := ddlTable().FindAllStringSubmatch(ddl, -1)
 	if len(ms) == 0 {
 		return nil, errors.New("no CREATE TABLE statement")
 	}
@@ -214,7 +215,7 @@ func ParseDDL(ddl string) (*Spec, error) {
 			if line == "" {
 				continue
 			}
-			cm := ddlColumn.FindStringSubmatch(line)
+			cm := ddlColumn().FindStringSubmatch(line)
 			if cm == nil {
 				return nil, fmt.Errorf("table %s: unexpected line %q", t.Name, line)
 			}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Times the start of CLI subcommands: each command runs RUNS times (default
+# 30) and the median, min and max wall times are printed in milliseconds,
+# with the same figures for a hello-world Go binary as the reference of the
+# same run and the load average before and after. Package initialisation
+# costs are listed with GODEBUG=inittrace=1 (the ten largest by allocated
+# bytes, which unlike their times do not depend on the machine's load).
+#   usage: scripts/clistart.sh [BINARY]   (default: builds ./ with -tags ci)
+#   RUNS=50 scripts/clistart.sh /tmp/clinsight
+set -euo pipefail
+runs=${RUNS:-30}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bin=${1:-}
+if [ -z "$bin" ]; then
+  bin=$tmp/clinsight
+  CGO_ENABLED=0 go build -tags ci -o "$bin" .
+fi
+mkdir -p "$tmp/hello"
+cat > "$tmp/hello/main.go" <<'EOF'
+package main
+
+import "fmt"
+
+func main() { fmt.Println("hello") }
+EOF
+(cd "$tmp/hello" && CGO_ENABLED=0 GOFLAGS= GO111MODULE=off go build -o "$tmp/hello-bin" main.go)
+export CLINSIGHT_WORKSPACE=$tmp/ws OLLAMA_HOST=127.0.0.1:1
+
+# median RUNS CMD...: prints "median min max" in ms of RUNS runs of CMD.
+median() {
+  local n=$1
+  shift
+  "$@" >/dev/null 2>&1 || true # warm the page cache
+  for _ in $(seq "$n"); do
+    local t0 t1
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1 || true
+    t1=$(date +%s%N)
+    echo $(( (t1 - t0) / 1000 ))
+  done | sort -n | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2;
+    printf "median %6.1f ms  min %6.1f  max %6.1f  (%d runs)\n", m/1000, v[1]/1000, v[NR]/1000, NR}'
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-28s ' "hello-world Go binary";  median "$runs" "$tmp/hello-bin"
+printf '%-28s ' "clinsight --help";       median "$runs" "$bin" --help
+printf '%-28s ' "clinsight tables";       median "$runs" "$bin" tables
+printf '%-28s ' "hello-world Go binary";  median "$runs" "$tmp/hello-bin"
+echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "package initialisation of clinsight --help (GODEBUG=inittrace=1), largest by bytes allocated:"
+GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init /{printf "%-50s %8s ms %10d bytes %6d allocs\n", $2, $5, $8, $10}' | sort -k4 -n -r | head -10
+GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init /{t+=$5; b+=$8; a+=$10} END {printf "all packages: %.1f ms, %d bytes, %d allocs\n", t, b, a}'
