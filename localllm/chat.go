@@ -27,8 +27,20 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onDelta func(delta s
 	return c.chatOnce(ctx, req, nil, onDelta)
 }
 
-// chatOnce makes one /api/chat request.
-func (c *Client) chatOnce(ctx context.Context, req ChatRequest, format json.RawMessage, onDelta func(string)) (ChatResult, error) {
+// chatOnce makes one /api/chat request and reports it to Config.OnCall.
+func (c *Client) chatOnce(ctx context.Context, req ChatRequest, format json.RawMessage, onDelta func(string)) (res ChatResult, err error) {
+	defer func() {
+		n := 0
+		for _, m := range req.Messages {
+			n += len(m.Content)
+		}
+		c.reportCall("chat", req.Model, n, 1, err)
+	}()
+	return c.chatRequest(ctx, req, format, onDelta)
+}
+
+// chatRequest makes one /api/chat request.
+func (c *Client) chatRequest(ctx context.Context, req ChatRequest, format json.RawMessage, onDelta func(string)) (ChatResult, error) {
 	cl := call{op: "chat", model: req.Model, numCtx: req.Options.NumCtx}
 	lim := newChatLimits(c.replyBudget(req.Options))
 	ar := &api.ChatRequest{

@@ -2,6 +2,7 @@ package localllm
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -79,6 +80,45 @@ type Config struct {
 	// and a warning per failure with its technical cause; nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// AllowPlainHTTP permits an http:// Host that is not on this computer
+	// (see [IsLoopback]). Without it, [New] refuses such a host with a
+	// [Refused] error before anything is dialled: a host not on this
+	// computer must use https.
+	AllowPlainHTTP bool
+	// BearerToken, when set, is sent as "Authorization: Bearer <token>" on
+	// every request to Host and nowhere else (the client never follows a
+	// redirect). It is never logged nor put in an error; [New] refuses it
+	// with an http:// Host not on this computer.
+	BearerToken Secret
+	// CAFile is a PEM bundle of the certificate authorities trusted for an
+	// https Host (a site's own CA behind its reverse proxy). When set, only
+	// these authorities are trusted for the server, not the system's;
+	// empty trusts the system's. It does not apply to http.
+	CAFile string
+	// OnCall, when set, is called once per chat request and once per
+	// embedding call (all its batches) with what was sent where, after the
+	// request ended; it must not block. It never sees the token.
+	OnCall func(CallInfo)
+}
+
+// CallInfo describes one model request for [Config.OnCall]: never the
+// prompt itself, only its size.
+type CallInfo struct {
+	// Op is "chat" or "embed".
+	Op string
+	// Model is the model asked.
+	Model string
+	// Host is the server's base URL.
+	Host string
+	// PromptBytes is the size of what was sent: the messages' text of a
+	// chat, the texts of an embedding call.
+	PromptBytes int
+	// Requests is the number of HTTP requests made (the batches of an
+	// embedding call; 1 for a chat).
+	Requests int
+	// Err is the call's error, nil when it succeeded.
+	Err error
 }
 
 // Client talks to one Ollama server. It is safe for concurrent use.
@@ -90,6 +130,8 @@ type Client struct {
 	batchSize   int
 	jsonRetries int
 	log         *slog.Logger
+	onCall      func(CallInfo)
+	hasToken    bool
 
 	headerTimeout  time.Duration
 	infoTimeout    time.Duration
@@ -115,6 +157,18 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, invalid(err, "the Ollama host %q is not valid: %v; use a URL like %s in Settings", cfg.Host, err, DefaultHost)
 	}
+	if err := checkHostPolicy(base, cfg.AllowPlainHTTP, cfg.BearerToken); err != nil {
+		return nil, err
+	}
+	if err := checkToken(cfg.BearerToken); err != nil {
+		return nil, err
+	}
+	var tlsConf *tls.Config
+	if base.Scheme == "https" {
+		if tlsConf, err = tlsConfig(cfg.CAFile); err != nil {
+			return nil, err
+		}
+	}
 	dial := cfg.DialTimeout
 	if dial <= 0 {
 		dial = DefaultDialTimeout
@@ -125,13 +179,14 @@ func New(cfg Config) (*Client, error) {
 		// host and nowhere else.
 		Proxy:                 nil,
 		DialContext:           dialer.DialContext,
+		TLSClientConfig:       tlsConf,
 		TLSHandshakeTimeout:   dial,
 		MaxIdleConnsPerHost:   8,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
 	hc := &http.Client{
-		Transport: watchingTransport{base: transport, host: base.String(),
+		Transport: watchingTransport{base: bearerTransport{base: transport, host: base, token: cfg.BearerToken}, host: base.String(),
 			fallback: bounds{op: "Ollama", header: orDefault(cfg.HeaderTimeout, DefaultHeaderTimeout),
 				idle: orDefault(cfg.IdleTimeout, DefaultIdleTimeout), maxBytes: maxInfoBytes}},
 		// Never follow a redirect: the request (with the clinical text
@@ -148,6 +203,8 @@ func New(cfg Config) (*Client, error) {
 		batchSize:      cfg.EmbedBatchSize,
 		jsonRetries:    cfg.JSONRetries,
 		log:            cfg.Logger,
+		onCall:         cfg.OnCall,
+		hasToken:       cfg.BearerToken != "",
 		headerTimeout:  orDefault(cfg.HeaderTimeout, DefaultHeaderTimeout),
 		infoTimeout:    orDefault(cfg.InfoTimeout, DefaultInfoTimeout),
 		idleTimeout:    orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
@@ -166,6 +223,13 @@ func New(cfg Config) (*Client, error) {
 		c.log = slog.Default()
 	}
 	return c, nil
+}
+
+// reportCall passes one model request to Config.OnCall.
+func (c *Client) reportCall(op, model string, promptBytes, requests int, err error) {
+	if c.onCall != nil {
+		c.onCall(CallInfo{Op: op, Model: model, Host: c.host, PromptBytes: promptBytes, Requests: requests, Err: err})
+	}
 }
 
 // orDefault returns v, or def when v is not positive.

@@ -31,7 +31,7 @@ func (c *Client) Embed(ctx context.Context, model string, texts []string) ([][]f
 // all vectors have the same dimension ([BadReply] otherwise). Texts longer
 // than the model's context are not truncated silently: they give a
 // [ContextOverflow] error. Usage sums all batches.
-func (c *Client) EmbedWith(ctx context.Context, req EmbedRequest) ([][]float32, Usage, error) {
+func (c *Client) EmbedWith(ctx context.Context, req EmbedRequest) (_ [][]float32, _ Usage, err error) {
 	cl := call{op: "embedding", model: req.Model, numCtx: req.Options.NumCtx}
 	var usage Usage
 	if req.Model == "" {
@@ -40,6 +40,14 @@ func (c *Client) EmbedWith(ctx context.Context, req EmbedRequest) ([][]float32, 
 	if len(req.Texts) == 0 {
 		return nil, usage, nil
 	}
+	requests := 0
+	defer func() {
+		n := 0
+		for _, t := range req.Texts {
+			n += len(t)
+		}
+		c.reportCall("embed", req.Model, n, requests, err)
+	}()
 	size := req.BatchSize
 	if size <= 0 {
 		size = c.batchSize
@@ -57,6 +65,7 @@ func (c *Client) EmbedWith(ctx context.Context, req EmbedRequest) ([][]float32, 
 		}
 		batch := req.Texts[start:min(start+size, len(req.Texts))]
 		wctx, watch := watchCall(ctx, c.workBounds("embedding", int64(len(batch))*maxEmbeddingBytes+replySlackBytes))
+		requests++
 		resp, err := c.api.Embed(wctx, &api.EmbedRequest{
 			Model:     req.Model,
 			Input:     batch,

@@ -2,6 +2,8 @@ package localllm
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +44,10 @@ const (
 	BadReply Kind = "bad_reply"
 	// Server: the server reported another error.
 	Server Kind = "server"
+	// Refused: the host policy refuses the server, before anything is
+	// dialled: an http:// host not on this computer that is not allowed,
+	// or an access token that would be sent over plain http.
+	Refused Kind = "refused"
 	// Invalid: the call itself is invalid (an empty model name, a file that
 	// is not a GGUF model, an unsupported JSON schema).
 	Invalid Kind = "invalid"
@@ -236,7 +242,13 @@ func (c *Client) classify(ctx context.Context, cl call, err error) *Error {
 	}
 	var ae api.AuthorizationError
 	if errors.As(err, &ae) {
-		return &Error{Kind: Server, Message: fmt.Sprintf("Ollama at %s refused the %s request (HTTP %d): check the host in Settings", c.host, cl.op, ae.StatusCode), Err: err}
+		if c.hasToken {
+			return &Error{Kind: Server, Message: fmt.Sprintf("the model server at %s refused the %s request (HTTP %d): the access token was not accepted; check the token file or variable named in Settings and ask the server's administrator whether the token is still valid", c.host, cl.op, ae.StatusCode), Err: err}
+		}
+		return &Error{Kind: Server, Message: fmt.Sprintf("Ollama at %s refused the %s request (HTTP %d): check the host in Settings; a server behind a site's reverse proxy may need an access token (Settings)", c.host, cl.op, ae.StatusCode), Err: err}
+	}
+	if e := c.certificateError(err); e != nil {
+		return e
 	}
 
 	if isDialError(err) {
@@ -323,4 +335,29 @@ func isConnectionLost(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "server closed") || strings.Contains(s, "connection reset") ||
 		strings.Contains(s, "broken pipe")
+}
+
+// certificateError explains a failed TLS handshake: a certificate the
+// client does not trust (self-signed, a site CA that is not configured,
+// expired, another name) or a server that does not speak TLS. It returns
+// nil for any other error.
+func (c *Client) certificateError(err error) *Error {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var rh tls.RecordHeaderError
+	switch {
+	case errors.As(err, &ua) || (errors.As(err, &cv) && errors.As(cv.Err, &ua)):
+		return &Error{Kind: ServerDown, Message: fmt.Sprintf("the model server at %s presented a certificate from an authority this computer does not trust (self-signed or your site's own CA); nothing was sent: if your site runs its own certificate authority, set its CA file (PEM) in Settings", c.host), Err: err}
+	case errors.As(err, &hn):
+		return &Error{Kind: ServerDown, Message: fmt.Sprintf("the model server at %s presented a certificate for another name (%v); nothing was sent: use the host name the certificate was issued for", c.host, hn.Error()), Err: err}
+	case errors.As(err, &ci):
+		return &Error{Kind: ServerDown, Message: fmt.Sprintf("the model server at %s presented a certificate that is not valid (%v); nothing was sent: ask the server's administrator to renew it", c.host, ci.Error()), Err: err}
+	case errors.As(err, &cv):
+		return &Error{Kind: ServerDown, Message: fmt.Sprintf("the model server at %s presented a certificate that could not be verified; nothing was sent: check the CA file in Settings", c.host), Err: err}
+	case errors.As(err, &rh) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return &Error{Kind: ServerDown, Message: fmt.Sprintf("the model server at %s does not answer in https: check the address in Settings (http:// or https://, and the port)", c.host), Err: err}
+	}
+	return nil
 }

@@ -179,6 +179,8 @@ type Request struct {
 	Size int64
 	// Time is when the request arrived.
 	Time time.Time
+	// Header holds the request's headers.
+	Header http.Header
 }
 
 // Decode unmarshals the recorded body into v.
@@ -206,6 +208,7 @@ type Server struct {
 	requests       []Request
 	redirect       string
 	redirectStatus int
+	token          string
 }
 
 // New starts a server with the given models installed and closes it when
@@ -219,7 +222,10 @@ func New(tb testing.TB, models ...Model) *Server {
 
 // NewServer starts a server with the given models installed; call Close
 // when done.
-func NewServer(models ...Model) *Server {
+func NewServer(models ...Model) *Server { return newServer(httptest.NewServer, models...) }
+
+// newServer starts a server through start (plain or TLS).
+func newServer(start func(http.Handler) *httptest.Server, models ...Model) *Server {
 	s := &Server{version: DefaultVersion, blobs: map[string]int64{}, faults: map[string][]Fault{}}
 	for _, m := range models {
 		s.AddModel(m)
@@ -237,7 +243,7 @@ func NewServer(models ...Model) *Server {
 	mux.HandleFunc("HEAD /api/blobs/{digest}", s.handleHeadBlob)
 	mux.HandleFunc("POST /api/blobs/{digest}", s.handlePostBlob)
 	mux.HandleFunc("POST /api/create", s.handleCreate)
-	s.srv = httptest.NewServer(s.record(mux))
+	s.srv = start(s.record(mux))
 	s.URL = s.srv.URL
 	return s
 }
@@ -399,7 +405,7 @@ func decodeAll[T any](s *Server, path string) []T {
 // to next.
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := Request{Method: r.Method, Path: r.URL.Path, Time: time.Now()}
+		rec := Request{Method: r.Method, Path: r.URL.Path, Time: time.Now(), Header: r.Header.Clone()}
 		blob := strings.HasPrefix(r.URL.Path, "/api/blobs/")
 		if !blob {
 			body, _ := io.ReadAll(r.Body)
@@ -411,8 +417,13 @@ func (s *Server) record(next http.Handler) http.Handler {
 		if blob {
 			r.Body = &countingBody{ReadCloser: r.Body, s: s, i: len(s.requests) - 1}
 		}
-		redirect, status := s.redirect, s.redirectStatus
+		redirect, status, token := s.redirect, s.redirectStatus, s.token
 		s.mu.Unlock()
+		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ollama"`)
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
 		if redirect != "" {
 			writeRedirect(w, r, redirect, status)
 			return
