@@ -468,7 +468,8 @@ func (r *Review) ExportWorkbook(ctx context.Context, path string, prov export.Pr
 		return err
 	}
 	defer r.closeSession(sess)
-	_, err = sess.ExportWorkbook(ctx, path, prov, nil)
+	opts := r.ws.ExportOptions(ctx, "", map[string]any{"what": "review", "review": cp.Name, "included": len(cp.Included())}, export.Options{})
+	_, err = sess.ExportWorkbook(ctx, path, prov, opts)
 	return err
 }
 

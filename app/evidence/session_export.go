@@ -28,7 +28,7 @@ func (s *Session) StudyTexts(ctx context.Context, ids []string) (map[string]Stud
 // corpus, and runs the meta-analysis when results are standardized (a
 // meta-analysis that cannot run is noted on the Provenance sheet instead).
 // The project is only read. progress, if not nil, gets the rows written.
-func (s *Session) ExportWorkbook(ctx context.Context, path string, prov export.Provenance, progress func(rows int64)) (export.Summary, error) {
+func (s *Session) ExportWorkbook(ctx context.Context, path string, prov export.Provenance, opts export.Options) (export.Summary, error) {
 	p := s.Project
 	texts, err := s.StudyTexts(ctx, p.Included())
 	if err != nil {
@@ -58,7 +58,7 @@ func (s *Session) ExportWorkbook(ctx context.Context, path string, prov export.P
 	if err := ctx.Err(); err != nil {
 		return export.Summary{}, fmt.Errorf("evidence: exporting review %s: %w", p.Name, err)
 	}
-	return WriteProjectWorkbook(ctx, path, x, prov, progress)
+	return WriteProjectWorkbook(ctx, path, x, prov, opts)
 }
 
 // ReviewMetaPlan is the plan of the further analyses the review workbook

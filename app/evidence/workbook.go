@@ -97,7 +97,7 @@ type ProjectExport struct {
 // measure and method). progress, when not nil, receives the number of rows
 // written. The file is written atomically: on an error or when ctx is
 // cancelled no file is left behind and an existing file is not touched.
-func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, prov export.Provenance, progress func(int64)) (export.Summary, error) {
+func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, prov export.Provenance, opts export.Options) (export.Summary, error) {
 	if x == nil || x.Project == nil {
 		return export.Summary{}, errors.New("evidence: writing the review workbook: no project to export")
 	}
@@ -113,7 +113,7 @@ func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, pr
 		}
 		tables = append(tables, mt, w.pooledTable())
 	}
-	opts := export.Options{Progress: progress}
+	opts.Images = slices.Clone(opts.Images)
 	var notes []export.Entry
 	if x.Meta != nil && x.MetaReport != nil {
 		// The further analyses: their tables, plots (the forest plot has

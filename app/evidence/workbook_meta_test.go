@@ -32,7 +32,7 @@ func TestWriteProjectWorkbookWithFurtherAnalyses(t *testing.T) {
 	x := &ProjectExport{Project: p, Texts: workbookTexts(), Meta: &rep.Result, MetaStudies: studies,
 		MetaReport: &rep, MetaPlan: ReviewMetaPlan()}
 	path := filepath.Join(t.TempDir(), "review.xlsx")
-	if _, err := WriteProjectWorkbook(context.Background(), path, x, export.Provenance{AppVersion: "test"}, nil); err != nil {
+	if _, err := WriteProjectWorkbook(context.Background(), path, x, export.Provenance{AppVersion: "test"}, export.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := excelize.OpenFile(path)

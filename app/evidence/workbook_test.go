@@ -162,7 +162,7 @@ func TestWriteProjectWorkbook(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "review.xlsx")
 	var progressed int64 = -1
-	sum, err := WriteProjectWorkbook(context.Background(), path, x, export.Provenance{AppVersion: "test"}, func(n int64) { progressed = n })
+	sum, err := WriteProjectWorkbook(context.Background(), path, x, export.Provenance{AppVersion: "test"}, export.Options{Progress: func(n int64) { progressed = n }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestWriteProjectWorkbook(t *testing.T) {
 func TestWriteProjectWorkbookWithoutMeta(t *testing.T) {
 	p := workbookProject(t)
 	path := filepath.Join(t.TempDir(), "review.xlsx")
-	if _, err := WriteProjectWorkbook(context.Background(), path, &ProjectExport{Project: p}, export.Provenance{}, nil); err != nil {
+	if _, err := WriteProjectWorkbook(context.Background(), path, &ProjectExport{Project: p}, export.Provenance{}, export.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := excelize.OpenFile(path)
@@ -361,7 +361,7 @@ func TestWriteProjectWorkbookWithoutMeta(t *testing.T) {
 	// A new project, before any search, exports too.
 	fresh := NewProject("New review", "demo", PICO{Population: "adults with asthma"})
 	path = filepath.Join(t.TempDir(), "fresh.xlsx")
-	if _, err := WriteProjectWorkbook(context.Background(), path, &ProjectExport{Project: fresh}, export.Provenance{}, nil); err != nil {
+	if _, err := WriteProjectWorkbook(context.Background(), path, &ProjectExport{Project: fresh}, export.Provenance{}, export.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := excelize.OpenFile(path)
@@ -384,7 +384,7 @@ func TestWriteProjectWorkbookCancelled(t *testing.T) {
 	path := filepath.Join(dir, "review.xlsx")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = WriteProjectWorkbook(ctx, path, &ProjectExport{Project: p, Meta: &res, MetaStudies: studies}, export.Provenance{}, nil)
+	_, err = WriteProjectWorkbook(ctx, path, &ProjectExport{Project: p, Meta: &res, MetaStudies: studies}, export.Provenance{}, export.Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -393,11 +393,11 @@ func TestWriteProjectWorkbookCancelled(t *testing.T) {
 	}
 
 	// Inputs that do not match the result are an error, and leave no file.
-	_, err = WriteProjectWorkbook(context.Background(), path, &ProjectExport{Project: p, Meta: &res, MetaStudies: studies[:2]}, export.Provenance{}, nil)
+	_, err = WriteProjectWorkbook(context.Background(), path, &ProjectExport{Project: p, Meta: &res, MetaStudies: studies[:2]}, export.Provenance{}, export.Options{})
 	if err == nil || !strings.Contains(err.Error(), "3 studies but 2 inputs") {
 		t.Errorf("mismatched inputs: err = %v", err)
 	}
-	if _, err := WriteProjectWorkbook(context.Background(), path, nil, export.Provenance{}, nil); err == nil {
+	if _, err := WriteProjectWorkbook(context.Background(), path, nil, export.Provenance{}, export.Options{}); err == nil {
 		t.Error("no project: no error")
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
