@@ -8,6 +8,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -24,6 +25,9 @@ type TrialsService interface {
 	// Match ranks the trials of a source for req's patient; the result's
 	// notices start with what the pipeline lacks (no chat model ...).
 	Match(ctx context.Context, src Source, req trials.Request, opts TrialsOptions) (*trials.Result, error)
+	// Export writes a match result to a workbook, recorded in the audit
+	// trail.
+	Export(ctx context.Context, path string, res *trials.Result, prov export.Provenance) (export.Summary, error)
 }
 
 var _ TrialsService = (*Trials)(nil)
@@ -33,6 +37,22 @@ type Trials struct{ ws *Workspace }
 
 // Trials returns the workspace's trial-matching service.
 func (ws *Workspace) Trials() *Trials { return &Trials{ws: ws} }
+
+// Export writes a match result (ranked trials, criteria with verdicts,
+// concepts, provenance) to an Excel workbook; the export is recorded in the
+// audit trail before the workbook is put in place.
+func (t *Trials) Export(ctx context.Context, path string, res *trials.Result, prov export.Provenance) (export.Summary, error) {
+	opts := t.ws.ExportOptions(ctx, prov.DataSource, map[string]any{"what": "trial matches", "trials": trialCount(res)}, export.Options{})
+	return trials.ExportWorkbook(ctx, path, res, prov, opts)
+}
+
+// trialCount is the number of ranked trials of a result (0 for none).
+func trialCount(res *trials.Result) int {
+	if res == nil {
+		return 0
+	}
+	return len(res.Trials)
+}
 
 // Import imports trial records (ClinicalTrials.gov XML or JSON, TrialGPT
 // or BIRCO JSONL, directories and zip archives) into a source's database

@@ -416,7 +416,7 @@ func (s *TrialsScreen) ExportWorkbook(path string) {
 	prov.Models = append(prov.Models, res.Embedder)
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		report(progress.Report{Stage: "Writing " + path})
-		_, err := trials.ExportWorkbook(ctx, path, res, prov)
+		_, err := s.trials.Export(ctx, path, res, prov)
 		return err
 	}, func(err error) {
 		if err != nil {

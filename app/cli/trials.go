@@ -145,7 +145,7 @@ func newTrialsMatchCmd(f *Factory) *cobra.Command {
 					prov.Models = append(prov.Models, res.Model)
 				}
 				prov.Models = append(prov.Models, res.Embedder)
-				if _, err := trials.ExportWorkbook(cmd.Context(), xlsx, res, prov); err != nil {
+				if _, err := ws.Trials().Export(cmd.Context(), xlsx, res, prov); err != nil {
 					return err
 				}
 				fmt.Fprintf(f.Err, "wrote %d trials to %s\n", len(res.Trials), xlsx)

@@ -13,8 +13,9 @@ import (
 // trials with each component's score and rank, one row per criterion with
 // the model's verdict and evidence, the query concepts, and a Provenance
 // sheet (the patient description, the concept source, models, notices).
-// The write is atomic (an error or cancellation leaves no file).
-func ExportWorkbook(ctx context.Context, path string, res *Result, prov export.Provenance) (export.Summary, error) {
+// The write is atomic (an error or cancellation leaves no file). opts are
+// the caller's export options (the audit record before commit).
+func ExportWorkbook(ctx context.Context, path string, res *Result, prov export.Provenance, opts export.Options) (export.Summary, error) {
 	if res == nil || res.Query == nil {
 		return export.Summary{}, fmt.Errorf("export trials: no result to export")
 	}
@@ -84,7 +85,7 @@ func ExportWorkbook(ctx context.Context, path string, res *Result, prov export.P
 	for i, n := range res.Notices {
 		prov.Add(fmt.Sprintf("Notice %d", i+1), n)
 	}
-	return export.WriteWorkbook(ctx, path, []export.Table{ranked, criteria, concepts}, prov, export.Options{})
+	return export.WriteWorkbook(ctx, path, []export.Table{ranked, criteria, concepts}, prov, opts)
 }
 
 // rowsOf adapts a slice to the exporter's row iterator.
