@@ -16,6 +16,7 @@ func newModelsCmd(f *Factory) *cobra.Command {
 		Short: "List, pull and import local models (Ollama)",
 	}
 	cmd.AddCommand(
+		newModelsDoctorCmd(f), // models_doctor.go
 		&cobra.Command{
 			Use:   "list",
 			Short: "List the models installed on the Ollama server",
