@@ -13,9 +13,13 @@ BUILD_PKGS  := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrand
                libxinerama-dev libxi-dev libxxf86vm-dev
 
 SHOT_PKGS   := xvfb x11-apps x11-utils netpbm
-SCREENS     ?= data cohort trials evidence meta-analysis impressions settings
+SCREENS     ?= data cohort trials evidence meta-analysis impressions audit settings
 
-.PHONY: run build test screenshot integration deps-build deps-test check-go vet staticcheck unit cgo-build fmt-check bench clean
+# make ollama: where the model server listens and keeps its models.
+OLLAMA_PORT ?= 11434
+OLLAMA_MODELS_DIR ?= $(DEMO_WS)/models
+
+.PHONY: run build ollama test screenshot integration deps-build deps-test check-go vet staticcheck unit cgo-build fmt-check bench clean
 
 ## run: install build packages if missing, build, create the demo workspace on first run, open the app
 run: build
@@ -24,7 +28,16 @@ run: build
 
 ## build: the desktop app with cgo (needs the OpenGL/X11 headers)
 build: deps-build
+	@[ -x $(BIN) ] || echo "compiling Clinsight: about 9 minutes the first time on 2 cores (Fyne and SQLite are large); later builds take seconds"
 	CGO_ENABLED=1 $(GO) build -o $(BIN) .
+
+## ollama: build Ollama 0.17.4 from the Go module proxy if needed (10-15 minutes the first time), then run it
+## on 127.0.0.1:$(OLLAMA_PORT) with its models in $(OLLAMA_MODELS_DIR) (Ctrl-C stops it); see README "Getting a model"
+ollama: check-go
+	@bash scripts/ollama-server.sh path >/dev/null 2>&1 || echo "building Ollama from the Go module proxy: 10-15 minutes the first time"
+	@bash scripts/ollama-server.sh build >/dev/null
+	@echo "Ollama on http://127.0.0.1:$(OLLAMA_PORT), models in $(OLLAMA_MODELS_DIR)"
+	bash scripts/ollama-server.sh start $(OLLAMA_PORT) "$(OLLAMA_MODELS_DIR)"
 
 ## test: install what the tests need, then gofmt, go vet, staticcheck, the whole suite headless,
 ## the real-Ollama integration tests, and a real cgo build
