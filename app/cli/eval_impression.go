@@ -29,18 +29,27 @@ func newEvalImpressionCmd(f *Factory) *cobra.Command {
 func newEvalImpressionsCmd(f *Factory) *cobra.Command {
 	var (
 		corpusPath, testPath, out string
-		asJSON                    bool
+		asJSON, ignoreConsistency bool
 		fl                        impressionFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "impressions --corpus FILE.csv [--test FILE.csv] [--no-llm] [--model M] [--out FILE.csv]",
-		Short: "ROUGE-1/2/L of generated (or retrieved) impressions against the reports' own",
+		Short: "ROUGE-1/2/L of generated (or retrieved) impressions against the reports' own, and how many contradict their findings",
 		Long: `Produces an impression for each report of --test (or, without --test, for each
 report of --corpus, leaving the report itself out of its examples) and scores
 it against the report's real impression: mean ROUGE-1, ROUGE-2 and ROUGE-L F1 in
-percent (tokens: lowercase letters and digits, no stemming). --out writes one
-row per report: uid, hypothesis, reference, source and the three scores.`,
+percent (tokens: lowercase letters and digits, no stemming). It also reports
+the contradiction rate: the share of the impressions produced that contradict
+their findings by the observation labeler (calling the study normal while the
+findings have a positive observation; leaving out or ruling out a pleural
+effusion, pneumothorax, consolidation, edema, cardiomegaly or fracture positive
+in the findings; or reporting one the findings rule out), next to the share of
+the reports' own impressions that do. --ignore-consistency chooses retrieved
+impressions and iterations without preferring consistent ones, as before the
+check (for comparison). --out writes one row per report: uid, hypothesis,
+reference, source, the three scores and the contradictions.`,
 		Example: `  clinsight eval impressions --corpus findings_impression_pairs_dev.csv --no-llm
+  clinsight eval impressions --corpus findings_impression_pairs_dev.csv --no-llm --ignore-consistency --json
   clinsight eval impressions --corpus train.csv --test test.csv --model llama3.1:8b --out scores.csv --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,7 +69,9 @@ row per report: uid, hypothesis, reference, source and the three scores.`,
 				}
 				loo = false
 			}
-			p, err := ws.Impressions().Pipeline(impression.NewCorpus(reports), fl.options())
+			opts := fl.options()
+			opts.IgnoreConsistency = ignoreConsistency
+			p, err := ws.Impressions().Pipeline(impression.NewCorpus(reports), opts)
 			if err != nil {
 				return err
 			}
@@ -84,21 +95,25 @@ row per report: uid, hypothesis, reference, source and the three scores.`,
 			}
 			r1, r2, rl := 100*sum.Mean.R1.F1, 100*sum.Mean.R2.F1, 100*sum.Mean.RL.F1
 			if asJSON {
-				return json.NewEncoder(f.Out).Encode(map[string]any{"rouge1": r1, "rouge2": r2, "rougeL": rl, "n": sum.N})
+				return json.NewEncoder(f.Out).Encode(map[string]any{"rouge1": r1, "rouge2": r2, "rougeL": rl, "n": sum.N,
+					"contradiction_rate": sum.ContradictionRate, "reference_contradiction_rate": sum.ReferenceContradictionRate})
 			}
 			mode := "leave-one-out"
 			if !loo {
 				mode = "test " + filepath.Base(testPath)
 			}
-			_, err = fmt.Fprintf(f.Out, "%d reports (%s, corpus %s, %d examples; %d generated, %d retrieved)\nROUGE-1 %.2f  ROUGE-2 %.2f  ROUGE-L %.2f\n",
-				sum.N, mode, filepath.Base(corpusPath), p.Corpus().Examples(), sum.Generated, sum.Retrieved, r1, r2, rl)
+			_, err = fmt.Fprintf(f.Out, "%d reports (%s, corpus %s, %d examples; %d generated, %d retrieved)\nROUGE-1 %.2f  ROUGE-2 %.2f  ROUGE-L %.2f\n"+
+				"contradicting their findings: %.2f%% of the impressions produced (%.2f%% of the reports' own impressions)\n",
+				sum.N, mode, filepath.Base(corpusPath), p.Corpus().Examples(), sum.Generated, sum.Retrieved, r1, r2, rl,
+				100*sum.ContradictionRate, 100*sum.ReferenceContradictionRate)
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&corpusPath, "corpus", "", "report corpus: CSV with uid,findings,impression (or any input of 'reports import')")
 	cmd.Flags().StringVar(&testPath, "test", "", "reports to evaluate (default: leave-one-out over the corpus)")
 	cmd.Flags().StringVar(&out, "out", "", "write per-report results to this CSV file")
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"rouge1":...,"rouge2":...,"rougeL":...,"n":...} (F1 in percent)`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"rouge1":...,"rouge2":...,"rougeL":...,"n":...,"contradiction_rate":...,"reference_contradiction_rate":...} (F1 in percent, rates as fractions 0-1)`)
+	cmd.Flags().BoolVar(&ignoreConsistency, "ignore-consistency", false, "choose impressions without preferring ones consistent with the findings (the choice before the check, for comparison)")
 	fl.register(cmd)
 	_ = cmd.MarkFlagRequired("corpus")
 	return cmd
@@ -109,13 +124,14 @@ func writeEvalCSV(path string, sum impression.EvalSummary) error {
 	return atomicfile.Write(path, 0o666, func(out io.Writer) error {
 		w := csv.NewWriter(out)
 		pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 4, 64) }
-		_ = w.Write([]string{"uid", "hypothesis", "reference", "source", "rouge1", "rouge2", "rougeL"})
+		_ = w.Write([]string{"uid", "hypothesis", "reference", "source", "rouge1", "rouge2", "rougeL", "contradictions"})
 		for _, it := range sum.Items {
 			src := "retrieved"
 			if it.Generated {
 				src = "generated"
 			}
-			_ = w.Write([]string{it.UID, it.Hypothesis, it.Reference, src, pct(it.Rouge.R1.F1), pct(it.Rouge.R2.F1), pct(it.Rouge.RL.F1)})
+			_ = w.Write([]string{it.UID, it.Hypothesis, it.Reference, src, pct(it.Rouge.R1.F1), pct(it.Rouge.R2.F1), pct(it.Rouge.RL.F1),
+				impression.DescribeContradictions(it.Contradictions)})
 		}
 		w.Flush()
 		return w.Error()

@@ -113,7 +113,7 @@ func TestEvalImpressions(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, _ := csv.NewReader(strings.NewReader(string(raw))).ReadAll()
-	if len(rows) != 81 || strings.Join(rows[0], ",") != "uid,hypothesis,reference,source,rouge1,rouge2,rougeL" || rows[1][3] != "retrieved" {
+	if len(rows) != 81 || strings.Join(rows[0], ",") != "uid,hypothesis,reference,source,rouge1,rouge2,rougeL,contradictions" || rows[1][3] != "retrieved" {
 		t.Errorf("out csv %d rows: %v", len(rows), rows[:2])
 	}
 	// --test: a separate test file, scored against the corpus.
