@@ -7,7 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ollama/ollama/api"
+
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/datasets/realdata"
+	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
 // TestEvalImpressionsContradictionRate: `eval impressions --json` reports
@@ -66,5 +70,45 @@ func TestEvalImpressionsText(t *testing.T) {
 	raw, err := os.ReadFile(outCSV)
 	if err != nil || !strings.HasSuffix(strings.SplitN(string(raw), "\n", 2)[0], ",contradictions") {
 		t.Errorf("out csv: %v %q", err, raw)
+	}
+}
+
+// TestImpressionFlagsContradiction: `clinsight impression` says when the
+// impression contradicts the findings, in text and JSON.
+func TestImpressionFlagsContradiction(t *testing.T) {
+	ws := t.TempDir()
+	db := filepath.Join(t.TempDir(), "reports.sqlite")
+	if out, stderr, code := run(t, ws, "reports", "import", reportsCSV(t, 60), "--db", db); code != 0 {
+		t.Fatalf("import: %d %s %s", code, out, stderr)
+	}
+	srv := ollamatest.New(t, ollamatest.Model{Name: "tiny"})
+	srv.HandleChat(func(api.ChatRequest) ollamatest.ChatReply {
+		return ollamatest.ChatReply{Content: "No acute cardiopulmonary abnormality."}
+	})
+	w, err := app.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL }); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	const findings = "Moderate cardiomegaly. Small left pleural effusion. No pneumothorax."
+	out, stderr, code := run(t, ws, "impression", "--db", db, "--model", "tiny", "--iterations", "1", findings)
+	if code != 0 || !strings.Contains(out, "Check before using it: The impression calls the study normal, but the findings report Cardiomegaly, Pleural Effusion.") {
+		t.Errorf("text: code %d\n%s\n%s", code, out, stderr)
+	}
+	out, stderr, code = run(t, ws, "impression", "--db", db, "--model", "tiny", "--iterations", "1", "--json", findings)
+	var res struct {
+		Contradictions []string `json:"contradictions"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || len(res.Contradictions) != 1 ||
+		!strings.HasPrefix(res.Contradictions[0], "calls the study normal") {
+		t.Errorf("json: %v %d %s %s", err, code, out, stderr)
+	}
+	// Retrieval among the synthetic reports finds a consistent impression.
+	out, _, code = run(t, ws, "impression", "--db", db, "--no-llm", "--json", findings)
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Contradictions == nil || len(res.Contradictions) != 0 {
+		t.Errorf("retrieved: %v %s", err, out)
 	}
 }

@@ -142,12 +142,19 @@ type impressionResultJSON struct {
 	Retrieved  int             `json:"retrieved"`
 	Iterations []iterationJSON `json:"iterations"`
 	ElapsedMS  int64           `json:"elapsed_ms"`
+
+	// Contradictions says how the impression contradicts the findings
+	// (empty when consistent).
+	Contradictions []string `json:"contradictions"`
 }
 
 func impressionJSON(res impression.Result) impressionResultJSON {
 	out := impressionResultJSON{Impression: res.Impression, Source: res.Source(), Score: res.Score, Threshold: res.Threshold,
 		Model: res.Model, Notice: res.Notice, Labels: labelsJSON(res.Labels), Retrieved: res.Retrieved,
-		Similar: []similarJSON{}, Iterations: []iterationJSON{}, ElapsedMS: res.Elapsed.Milliseconds()}
+		Similar: []similarJSON{}, Iterations: []iterationJSON{}, ElapsedMS: res.Elapsed.Milliseconds(), Contradictions: []string{}}
+	for _, c := range res.Contradictions {
+		out.Contradictions = append(out.Contradictions, c.String())
+	}
 	for _, m := range res.Examples {
 		out.Similar = append(out.Similar, similarJSON{ID: m.Report.ID, UID: m.Report.UID, Distance: m.Distance,
 			Similarity: m.Similarity, Labels: labelsJSON(m.Report.Labels), Findings: m.Report.Findings, Impression: m.Report.Impression})
@@ -185,8 +192,14 @@ func writeImpressionText(w io.Writer, res impression.Result) error {
 	if !res.Generated {
 		label = "Impression (retrieved from similar report " + res.Examples[res.Retrieved].Report.UID + ", not generated)"
 	}
-	_, err := fmt.Fprintf(w, "%s:\n%s\n", label, res.Impression)
-	return err
+	if _, err := fmt.Fprintf(w, "%s:\n%s\n", label, res.Impression); err != nil {
+		return err
+	}
+	if len(res.Contradictions) > 0 {
+		_, err := fmt.Fprintf(w, "Check before using it: %s\n", impression.DescribeContradictions(res.Contradictions))
+		return err
+	}
+	return nil
 }
 
 // oneLineText flattens and shortens text for a listing.
