@@ -7,7 +7,11 @@
 // broken by TF-IDF similarity of the findings), builds a dynamic few-shot
 // prompt from them and refines the model's answer iteratively with ROUGE-1
 // feedback (the paper's Algorithm 1). Without a model it returns the
-// impression of a retrieved report, labelled as retrieved.
+// impression of a retrieved report, labelled as retrieved. Retrieved and
+// generated impressions are checked against the findings with the same
+// labeler (Contradictions): retrieval and the choice among iterations
+// prefer a consistent impression, and one that still contradicts its
+// findings is flagged.
 //
 // The package depends on small interfaces (localllm.Chatter, a *sql.DB for
 // the corpus), never on the workspace, the UI or Fyne.

@@ -366,7 +366,7 @@ func (p *Pipeline) Generate(ctx context.Context, req Request, onEvent func(Event
 		res.Impression, res.Score, res.Generated = best.Response, best.Score, true
 		res.Contradictions = best.Contradictions
 	} else {
-		res.Notice = fmt.Sprintf("The model could not produce an impression (%s). Shown instead: the impression of the most similar report — retrieved, not generated.",
+		res.Notice = fmt.Sprintf("The model could not produce an impression (%s). Shown instead: the impression of a similar report — retrieved, not generated.",
 			strings.TrimSuffix(localllm.MessageOf(lastErr), "."))
 	}
 	res.Elapsed = time.Since(start)
