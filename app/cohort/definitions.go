@@ -554,3 +554,15 @@ func clip(s string, n int) string {
 	}
 	return string(r[:n])
 }
+
+// FindPatientColumn returns the column of a statement's result that
+// identifies a patient in a source of the given kind or profile ("" when
+// none does). No rows are read.
+func FindPatientColumn(ctx context.Context, q Querier, sql, profile string) (string, error) {
+	stmt := strings.TrimRight(strings.TrimSpace(sql), "; \t\n")
+	res, err := q.Query(ctx, "SELECT * FROM ("+stmt+") AS t LIMIT 0")
+	if err != nil {
+		return "", fmt.Errorf("run the cohort statement: %w", err)
+	}
+	return PatientColumn(res.ColumnNames(), profile), nil
+}

@@ -1,0 +1,321 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/clinsight/clinsight/app/cohort"
+	"github.com/clinsight/clinsight/audit"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/atomicfile"
+)
+
+// CohortDefinitionsService is what a front end does with a cohort beyond
+// the answer (issue 19 items 2 and 3): its Table 1 of baseline
+// characteristics, and saved definitions run again later or handed to a
+// colleague as a file. *Cohort implements it.
+type CohortDefinitionsService interface {
+	// Table1 describes the patients a cohort statement selects on a
+	// source (see cohort.ComputeTable1); opts.Query is replaced by query,
+	// and an empty opts.PatientColumn is found from the source's kind.
+	Table1(ctx context.Context, src Source, query string, opts cohort.Table1Options) (*cohort.Table1, error)
+	// Table1MinCell is the minimum cell size a Table 1 of the source is
+	// shown under on screen: the source's k when it is aggregate-only, 0
+	// (exact) otherwise. Exports are always suppressed under k.
+	Table1MinCell(src Source) int
+	// ExportTable1 writes a Table 1 as a sheet formatted as in a paper,
+	// small cells suppressed under the source's policy, recorded in the
+	// audit trail.
+	ExportTable1(ctx context.Context, path string, src Source, query string, t *cohort.Table1) (export.Summary, error)
+	// Save saves an answer's cohort definition with its counts now.
+	Save(ctx context.Context, src Source, ans *cohort.Answer, name string) (cohort.Definition, error)
+	// List returns the saved definitions, newest first, and the files
+	// that could not be read (left as they are).
+	List(ctx context.Context) ([]cohort.Definition, []error, error)
+	// Load returns a saved definition.
+	Load(id string) (cohort.Definition, error)
+	// Rerun runs a saved definition's statement again on its source and
+	// compares the counts with those at creation.
+	Rerun(ctx context.Context, id string) (cohort.Rerun, error)
+	// ExportFile writes a saved definition to a file for a colleague.
+	ExportFile(ctx context.Context, id, path string) error
+	// ImportFile adds a definition file to the workspace, to run on the
+	// source named source, or when "" on the source of the definition's
+	// name (a *DefinitionSourceError when there is none).
+	ImportFile(ctx context.Context, path, source string) (cohort.Definition, error)
+}
+
+var _ CohortDefinitionsService = (*Cohort)(nil)
+
+// definitionsDir is where a workspace keeps its cohort definitions.
+const definitionsDir = "cohorts"
+
+// DefinitionSourceError is returned by ImportFile when the workspace has
+// no data source of the definition's name and none was chosen.
+type DefinitionSourceError struct {
+	// Wanted is the definition's source; Available the workspace's.
+	Wanted    string
+	Available []string
+}
+
+func (e *DefinitionSourceError) Error() string {
+	if len(e.Available) == 0 {
+		return fmt.Sprintf("the cohort definition runs on the data source %q, and this workspace has no data source: add one first", e.Wanted)
+	}
+	return fmt.Sprintf("the cohort definition runs on the data source %q, which this workspace does not have: choose one of its data sources (%s)", e.Wanted, strings.Join(e.Available, ", "))
+}
+
+func (c *Cohort) store() cohort.DefinitionStore {
+	return cohort.DefinitionStore{Dir: filepath.Join(c.ws.Dir(), definitionsDir)}
+}
+
+// runner opens a read-only runner on a source, able to read the patients
+// of a Table 1.
+func (c *Cohort) runner(ctx context.Context, src Source) (*datasets.Runner, error) {
+	path, err := c.ws.file(src)
+	if err != nil {
+		return nil, err
+	}
+	opts := c.ws.Config().RunnerOptions()
+	opts.MaxRows = max(opts.MaxRows, cohort.Table1MaxPatients+1)
+	return datasets.NewRunner(ctx, path, opts)
+}
+
+// Table1 computes the Table 1 of a cohort statement.
+func (c *Cohort) Table1(ctx context.Context, src Source, query string, opts cohort.Table1Options) (*cohort.Table1, error) {
+	r, err := c.runner(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	opts.Query = query
+	if opts.PatientColumn == "" {
+		col, err := cohort.FindPatientColumn(ctx, r, query, src.Kind)
+		if err != nil {
+			return nil, err
+		}
+		if col == "" {
+			return nil, errors.New("Table 1 needs a result with a column that identifies patients (subject_id or person_id)")
+		}
+		opts.PatientColumn = col
+	}
+	t, err := cohort.ComputeTable1(ctx, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.ws.logger.Info("table 1", "source", src.Label(), "patients", t.Patients, "strata", len(t.Strata), "rows", len(t.Rows))
+	return t, nil
+}
+
+// Table1MinCell is k for an aggregate-only source, 0 otherwise.
+func (c *Cohort) Table1MinCell(src Source) int {
+	if p := c.ws.Data().Policy(src); p.AggregateOnly() {
+		return p.K()
+	}
+	return 0
+}
+
+// table1Definitions are the Provenance sheet's explanation of the cells.
+var table1Definitions = []export.Entry{
+	{Key: "Index admission", Value: "the patient's first admission (of the cohort's admissions when its result has hadm_id)"},
+	{Key: "Age", Value: "at the index admission"},
+	{Key: "Diagnoses, medications", Value: "recorded at the index admission; a patient counts once"},
+	{Key: "Lab values", Value: "first numeric value of the index admission"},
+	{Key: "Percentages", Value: "of all the column's patients, missing included"},
+	{Key: "Statistics", Value: "mean ± sample SD; median [IQR] by linear interpolation (R type 7)"},
+	{Key: "SMD", Value: "first stratum minus second: (m1−m2)/√((s1²+s2²)/2); levels (p1−p2)/√((p1(1−p1)+p2(1−p2))/2)"},
+}
+
+// ExportTable1 writes the table to a workbook sheet "Table 1".
+func (c *Cohort) ExportTable1(ctx context.Context, path string, src Source, query string, t *cohort.Table1) (export.Summary, error) {
+	if t == nil {
+		return export.Summary{}, errors.New("export Table 1: there is no table to export")
+	}
+	k := c.ws.Data().Policy(src).K()
+	header, cells := t.Cells(k)
+	rows := make([][]any, len(cells))
+	for i, r := range cells {
+		rows[i] = make([]any, len(r))
+		for j, v := range r {
+			rows[i][j] = v
+		}
+	}
+	prov := export.Provenance{AppVersion: c.ws.versionLocked(), DataSource: c.ws.Data().Describe(src), Query: query, Created: time.Now()}
+	prov.Add("Patients", t.Patients)
+	prov.Add("Patient column", t.PatientColumn)
+	if t.Stratify != "" {
+		prov.Add("Stratified by", t.Stratify)
+	}
+	suppressed := t.Suppressed(k)
+	prov.Add("Small cells", fmt.Sprintf("counts of 1 to %d patients and statistics of fewer than %d are shown as <%d (%d cells), with the cells that would reveal them", k-1, k, k, suppressed))
+	prov.Extra = append(prov.Extra, table1Definitions...)
+	for i, n := range t.Notes {
+		prov.Add(fmt.Sprintf("Note %d", i+1), n)
+	}
+	details := map[string]any{"what": "Table 1", "patients": t.Patients, "min_cell": k, "suppressed_cells": suppressed}
+	opts := c.ws.ExportOptions(ctx, src.Name, details, export.Options{})
+	return export.WriteWorkbook(ctx, path, []export.Table{{Name: "Table 1", Columns: header, Rows: sliceRows(rows)}}, prov, opts)
+}
+
+// Save saves an answer's definition, counting its rows and patients now.
+func (c *Cohort) Save(ctx context.Context, src Source, ans *cohort.Answer, name string) (cohort.Definition, error) {
+	if src.Name == "" {
+		return cohort.Definition{}, errors.New("save the cohort: only a cohort of a registered data source can be saved (add the database as a data source first)")
+	}
+	if ans == nil || strings.TrimSpace(ans.SQL) == "" {
+		return cohort.Definition{}, errors.New("save the cohort: there is no statement to save")
+	}
+	r, err := c.runner(ctx, src)
+	if err != nil {
+		return cohort.Definition{}, err
+	}
+	defer r.Close()
+	counts, err := cohort.CountCohort(ctx, r, ans.SQL, src.Kind)
+	if err != nil {
+		return cohort.Definition{}, fmt.Errorf("save the cohort: %w", err)
+	}
+	d, err := cohort.NewDefinition(ans, name, cohort.DefinitionSource{Name: src.Name, Kind: src.Kind, Description: src.Description}, counts, time.Now())
+	if err != nil {
+		return cohort.Definition{}, err
+	}
+	st := c.store()
+	d.ID = st.FreeID(d.ID)
+	if err := st.Save(d); err != nil {
+		return cohort.Definition{}, err
+	}
+	c.ws.logger.Info("cohort definition saved", "id", d.ID, "source", src.Name, "rows", counts.Rows, "patients", counts.Patients)
+	return d, nil
+}
+
+// List returns the saved definitions.
+func (c *Cohort) List(ctx context.Context) ([]cohort.Definition, []error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return c.store().List()
+}
+
+// Load returns a saved definition.
+func (c *Cohort) Load(id string) (cohort.Definition, error) { return c.store().Load(id) }
+
+// Rerun runs a saved definition again on its source.
+func (c *Cohort) Rerun(ctx context.Context, id string) (cohort.Rerun, error) {
+	st := c.store()
+	d, err := st.Load(id)
+	if err != nil {
+		return cohort.Rerun{}, err
+	}
+	src, ok := c.ws.Source(d.Source.Name)
+	if !ok {
+		return cohort.Rerun{}, fmt.Errorf("run the cohort definition %q again: this workspace has no data source %q", d.ID, d.Source.Name)
+	}
+	src, err = c.ws.Resolve(src.Name)
+	if err != nil {
+		return cohort.Rerun{}, err
+	}
+	r, err := c.runner(ctx, src)
+	if err != nil {
+		return cohort.Rerun{}, err
+	}
+	defer r.Close()
+	now, err := cohort.CountCohort(ctx, r, d.SQL, src.Kind)
+	if err != nil {
+		return cohort.Rerun{}, fmt.Errorf("run the cohort definition %q again: %w", d.ID, err)
+	}
+	out := cohort.Rerun{Then: d.Counts, Now: now}
+	if n := len(d.Runs); n > 0 {
+		prev := d.Runs[n-1]
+		out.Previous = &prev
+	}
+	d.Runs = append(d.Runs, cohort.DefinitionRun{At: time.Now().UTC().Truncate(time.Second), Source: src.Name, Counts: now})
+	if err := st.Save(d); err != nil {
+		return cohort.Rerun{}, err
+	}
+	out.Definition = d
+	c.ws.logger.Info("cohort definition run again", "id", d.ID, "source", src.Name, "changes", out.Changes())
+	return out, nil
+}
+
+// ExportFile writes a saved definition to path (atomically), recorded in
+// the audit trail before the file is put in place.
+func (c *Cohort) ExportFile(ctx context.Context, id, path string) error {
+	d, err := c.store().Load(id)
+	if err != nil {
+		return err
+	}
+	data, err := d.Marshal()
+	if err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(path, 0o644)
+	if err != nil {
+		return fmt.Errorf("export the cohort definition to %s: %w", path, err)
+	}
+	defer f.Discard()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("export the cohort definition to %s: %w", path, err)
+	}
+	sum := sha256.Sum256(data)
+	if err := c.ws.Record(ctx, audit.Event{Action: audit.ActionExport, Source: d.Source.Name, Details: map[string]any{
+		"what": "cohort definition", "id": d.ID, "path": path, "sha256": hex.EncodeToString(sum[:]),
+	}}); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("export the cohort definition to %s: %w", path, err)
+	}
+	return nil
+}
+
+// ImportFile adds a definition file to the workspace.
+func (c *Cohort) ImportFile(ctx context.Context, path, source string) (cohort.Definition, error) {
+	d, err := cohort.ReadDefinition(path)
+	if err != nil {
+		return cohort.Definition{}, err
+	}
+	var src Source
+	if strings.TrimSpace(source) != "" {
+		s, ok := c.ws.Source(source)
+		if !ok {
+			return cohort.Definition{}, fmt.Errorf("import the cohort definition: this workspace has no data source %q", source)
+		}
+		src = s
+	} else {
+		var names []string
+		found := false
+		for _, s := range c.ws.Sources() {
+			names = append(names, s.Name)
+			if strings.EqualFold(s.Name, d.Source.Name) {
+				src, found = s, true
+			}
+		}
+		if !found {
+			return cohort.Definition{}, &DefinitionSourceError{Wanted: d.Source.Name, Available: names}
+		}
+	}
+	origin := &cohort.DefinitionOrigin{ID: d.ID, Source: d.Source.Name, At: time.Now().UTC().Truncate(time.Second)}
+	if d.ImportedFrom != nil {
+		origin.ID, origin.Source = d.ImportedFrom.ID, d.ImportedFrom.Source
+	}
+	d.ImportedFrom = origin
+	d.Source = cohort.DefinitionSource{Name: src.Name, Kind: src.Kind, Description: src.Description}
+	d.Runs = nil // runs on another copy of the data
+	st := c.store()
+	d.ID = st.FreeID(d.ID)
+	if err := c.ws.Record(ctx, audit.Event{Action: audit.ActionImport, Source: src.Name, Details: map[string]any{
+		"what": "cohort definition", "id": d.ID, "path": path, "from_source": origin.Source,
+	}}); err != nil {
+		return cohort.Definition{}, err
+	}
+	if err := st.Save(d); err != nil {
+		return cohort.Definition{}, err
+	}
+	return d, nil
+}
