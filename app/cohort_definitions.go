@@ -13,6 +13,7 @@ import (
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/audit"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/atomicfile"
 )
@@ -116,10 +117,16 @@ func (c *Cohort) Table1(ctx context.Context, src Source, query string, opts coho
 
 // Table1MinCell is k for an aggregate-only source, 0 otherwise.
 func (c *Cohort) Table1MinCell(src Source) int {
-	if p := c.ws.Data().Policy(src); p.AggregateOnly() {
+	if p := c.table1Policy(src); p.AggregateOnly() {
 		return p.K()
 	}
 	return 0
+}
+
+// table1Policy is the disclosure policy Table 1 follows. Until sources
+// carry their own policy (issue 13), it is the default: row-level, k = 11.
+func (c *Cohort) table1Policy(Source) disclosure.Policy {
+	return disclosure.Policy{}.Normalized()
 }
 
 // table1Definitions are the Provenance sheet's explanation of the cells.
@@ -138,7 +145,7 @@ func (c *Cohort) ExportTable1(ctx context.Context, path string, src Source, quer
 	if t == nil {
 		return export.Summary{}, errors.New("export Table 1: there is no table to export")
 	}
-	k := c.ws.Data().Policy(src).K()
+	k := c.table1Policy(src).K()
 	header, cells := t.Cells(k)
 	rows := make([][]any, len(cells))
 	for i, r := range cells {
