@@ -108,6 +108,7 @@ Ollama model, Excel export. Without a subcommand it opens the desktop app.`,
 		newTrialsCmd(f),
 		newAskCmd(f),
 		newConceptsCmd(f), // OMOP vocabulary search (concepts.go)
+		newCohortCmd(f),   // saved cohort definitions and Table 1 (cohort_defs.go)
 	)
 	attachCohortEval(f, root) // "eval retrieval" and "eval ehrsql", beside the other pipelines' evaluations
 	attachEvidence(f, root)   // "evidence import|search" and "eval screening"
