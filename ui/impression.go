@@ -45,6 +45,7 @@ type ImpressionsScreen struct {
 	iterations  *widget.Table
 	answer      *widget.Entry
 	sourceLabel *widget.Label
+	consistency *widget.Label // the impression's contradictions of the findings, if any
 	notice      *widget.Label
 	acceptBtn   *widget.Button
 	batchBtn    *widget.Button
@@ -104,6 +105,15 @@ func NewImpressionsScreen(ctx context.Context, imps app.ImpressionsService, w fy
 	s.answer.SetPlaceHolder("The impression appears here; edit it before accepting.")
 	s.sourceLabel = widget.NewLabel("")
 	s.sourceLabel.Wrapping = fyne.TextWrapWord
+	s.consistency = widget.NewLabel("")
+	s.consistency.Wrapping = fyne.TextWrapWord
+	s.consistency.Importance = widget.DangerImportance
+	s.answer.OnChanged = func(text string) {
+		// An edit is checked again once the answer is complete.
+		if s.result != nil && s.result.Impression != "" {
+			s.consistency.SetText(consistencyText(impression.Contradictions(s.result.Labels, text)))
+		}
+	}
 	s.notice = widget.NewLabel("")
 	s.notice.Wrapping = fyne.TextWrapWord
 	s.notice.Importance = widget.WarningImportance
@@ -121,12 +131,12 @@ func NewImpressionsScreen(ctx context.Context, imps app.ImpressionsService, w fy
 
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, bold("Report corpus"), nil, s.sourceSel),
-		s.corpusInfo, s.useModel, hint("Unchecked: the impression of the most similar report is retrieved instead."),
+		s.corpusInfo, s.useModel, hint("Unchecked: the impression of a similar report, consistent with the findings when one fits, is retrieved instead."),
 		bold("Findings"), s.findings,
 		container.NewHBox(s.generateBtn, s.cancelBtn, s.exampleBtn, s.batchBtn, s.exportBtn),
 		s.labels,
 	)
-	answerBox := container.NewVBox(bold("Impression"), s.answer, s.sourceLabel, s.notice, container.NewHBox(s.acceptBtn), s.status)
+	answerBox := container.NewVBox(bold("Impression"), s.answer, s.consistency, s.sourceLabel, s.notice, container.NewHBox(s.acceptBtn), s.status)
 	tables := container.NewVSplit(
 		container.NewBorder(bold("Similar reports"), nil, nil, nil, s.similar),
 		container.NewBorder(container.NewVBox(bold("Iterations"), hint("Score: mean ROUGE-1 against the similar reports' impressions.")), nil, nil, nil, s.iterations),
@@ -331,6 +341,7 @@ func (s *ImpressionsScreen) Generate() {
 	s.streaming = 0
 	s.answer.SetText("")
 	s.sourceLabel.SetText("")
+	s.consistency.SetText("")
 	s.notice.SetText("")
 	s.labels.SetText("Observations: " + describeLabels(impression.LabelText(findings)))
 	s.status.SetText("Searching similar reports…")
@@ -389,6 +400,7 @@ func (s *ImpressionsScreen) show(res impression.Result) {
 		s.sourceLabel.SetText(fmt.Sprintf("Retrieved, not generated: the impression of similar report %s (mean ROUGE-1 %.3f with the other similar reports).",
 			res.Examples[res.Retrieved].Report.UID, res.RetrievedScore))
 	}
+	s.consistency.SetText(consistencyText(res.Contradictions))
 	s.notice.SetText(res.Notice)
 	s.status.SetText(fmt.Sprintf("Done in %s.", res.Elapsed.Round(time.Millisecond)))
 	s.acceptBtn.Enable()
@@ -412,6 +424,15 @@ func (s *ImpressionsScreen) setBusy(busy bool) {
 	s.batchBtn.Enable()
 	s.cancelBtn.Disable()
 	s.cancel = nil
+}
+
+// consistencyText flags an impression that contradicts its findings ("" when
+// it does not).
+func consistencyText(cs []impression.Contradiction) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	return "Check before accepting: " + impression.DescribeContradictions(cs)
 }
 
 // describeLabels lists an input's observations for people.
@@ -486,7 +507,17 @@ func (s *ImpressionsScreen) RunBatch(path string) {
 			}
 			s.status.SetText(fmt.Sprintf("Batch stopped: kept the %d impressions produced before.", len(rows)))
 		} else {
-			s.status.SetText(fmt.Sprintf("Batch done: %d impressions from %s ready to export.", len(rows), path))
+			flagged := 0
+			for _, r := range rows {
+				if len(r.Result.Contradictions) > 0 {
+					flagged++
+				}
+			}
+			note := ""
+			if flagged > 0 {
+				note = fmt.Sprintf(" %d contradict their findings (flagged in the export).", flagged)
+			}
+			s.status.SetText(fmt.Sprintf("Batch done: %d impressions from %s ready to export.%s", len(rows), path, note))
 		}
 		s.accepted = append(s.accepted, rows...)
 		if len(s.accepted) > 0 {
