@@ -7,6 +7,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
@@ -22,6 +23,9 @@ type CohortService interface {
 	// Open prepares the pipeline of a source (schema, retrieval index,
 	// read-only runner, models). Close it when done.
 	Open(ctx context.Context, src Source, opts CohortOptions) (CohortSession, error)
+	// Export writes an answer to an Excel workbook under the source's
+	// disclosure policy (opts.Source; see ExportOptions).
+	Export(ctx context.Context, path string, ans *cohort.Answer, opts ExportOptions) (export.Summary, error)
 }
 
 // CohortSession is a prepared cohort-discovery pipeline over one source:
@@ -182,6 +186,9 @@ func (c *Cohort) Pipeline(ctx context.Context, src Source, opts CohortOptions) (
 		Chat: client, Runner: runner, Index: ix, SQLModel: sqlModel, ChatModel: chatModel,
 		TopK: opts.TopK, MaxAttempts: opts.MaxAttempts, DataSource: name, Logger: ws.logger,
 		Concepts: concepts, OnClose: func() error { return errors.Join(runner.Close(), closeConcepts()) },
+		Disclose: func(ctx context.Context, query string, res *datasets.Result) (cohort.Disclosed, error) {
+			return ws.discloseCohort(ctx, src, query, res)
+		},
 	})
 	if err != nil {
 		runner.Close()

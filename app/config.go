@@ -11,6 +11,7 @@ import (
 
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/postgres"
+	"github.com/clinsight/clinsight/disclosure"
 )
 
 // Config is the workspace configuration, stored as config.json.
@@ -68,6 +69,14 @@ type Source struct {
 	// which schemas to read and where its password comes from (never the
 	// password itself); nil for SQLite sources, whose Path is their file.
 	Postgres *postgres.Source `json:"postgres,omitempty"`
+	// Access is what the data agreement lets users see: "row-level" (also
+	// when empty: records may be seen) or "aggregate-only" (only
+	// small-cell-suppressed aggregates are shown, exported or sent to a
+	// model). See package disclosure.
+	Access string `json:"access,omitempty"`
+	// MinCell is the minimum cell size k of small-cell suppression; 0
+	// means disclosure.DefaultMinCell (11).
+	MinCell int `json:"min_cell,omitempty"`
 }
 
 // Source kinds.
@@ -84,6 +93,9 @@ const (
 
 // Validate checks a source before it is registered.
 func (s Source) Validate() error {
+	if err := (disclosure.Policy{Access: disclosure.Access(s.Access), MinCell: s.MinCell}).Validate(); err != nil {
+		return fmt.Errorf("data source %q: %w", s.Name, err)
+	}
 	switch {
 	case strings.TrimSpace(s.Name) == "":
 		return errors.New("a data source needs a name")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/postgres"
+	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
 )
 
@@ -60,10 +61,18 @@ type DataService interface {
 	// when limit ≤ 0).
 	Browse(ctx context.Context, src Source, table string, limit int) (*datasets.Result, error)
 	// Query runs one reading SQL statement with the workspace's limits,
-	// or the non-zero fields of limits.
+	// or the non-zero fields of limits. An aggregate-only source's result
+	// comes back small-cell suppressed, its patient-level results refused.
 	Query(ctx context.Context, src Source, sql string, limits datasets.RunnerOptions) (*datasets.Result, error)
-	// Export writes a result and its provenance to an Excel workbook.
-	Export(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, progress func(rows int64)) (export.Summary, error)
+	// Export writes a result and its provenance to an Excel workbook,
+	// under the source's disclosure policy (see ExportOptions): an
+	// aggregate suppressed unless exact values are asked for, a
+	// patient-level result only when confirmed (a *disclosure.PatientLevelError
+	// names its identifier columns otherwise), its identifiers pseudonymised.
+	Export(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, opts ExportOptions) (export.Summary, error)
+	// Policy returns a source's disclosure policy; SetPolicy changes it.
+	Policy(src Source) disclosure.Policy
+	SetPolicy(name string, p disclosure.Policy) error
 }
 
 var _ DataService = (*Data)(nil)
@@ -111,8 +120,15 @@ func (d *Data) TestConnection(ctx context.Context, pg postgres.Source) (postgres
 
 // Query runs one reading SQL statement on a source through the read-only
 // runner, with the workspace's limits unless limits overrides them (zero
-// fields keep the workspace's values).
+// fields keep the workspace's values), under the source's disclosure
+// policy (see QueryDisclosed).
 func (d *Data) Query(ctx context.Context, src Source, sql string, limits datasets.RunnerOptions) (*datasets.Result, error) {
+	out, err := d.QueryDisclosed(ctx, src, sql, limits)
+	return out.Result, err
+}
+
+// query runs one reading SQL statement with no disclosure control.
+func (d *Data) query(ctx context.Context, src Source, sql string, limits datasets.RunnerOptions) (*datasets.Result, error) {
 	if src.Kind == SourcePostgres {
 		eng, release, err := d.ws.postgresEngine(ctx, src, limits)
 		if err != nil {
@@ -191,6 +207,9 @@ func (d *Data) Catalog(ctx context.Context, src Source, samples bool) (*datasets
 func (d *Data) Browse(ctx context.Context, src Source, table string, limit int) (*datasets.Result, error) {
 	if table == "" {
 		return nil, errors.New("no table selected")
+	}
+	if d.Policy(src).AggregateOnly() {
+		return nil, &disclosure.AggregateOnlyError{Source: src.Name, Why: "its tables cannot be browsed"}
 	}
 	opts := datasets.RunnerOptions{}
 	if limit > 0 {
@@ -281,13 +300,28 @@ func (d *Data) ImportMIMIC(ctx context.Context, dir string, opts datasets.MIMICO
 }
 
 // Export writes a query result and its provenance to an .xlsx workbook
-// (temp file + rename: an error or cancel leaves no file).
-func (d *Data) Export(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, progress func(rows int64)) (export.Summary, error) {
-	table := export.Table{Name: "Results", Columns: res.ColumnNames(), Rows: resultRows(res)}
+// (temp file + rename: an error or cancel leaves no file) under the
+// source's disclosure policy (see ExportOptions and planExport). The
+// export is recorded in the audit trail before the workbook is renamed
+// into place: if the record cannot be written, no file is left.
+func (d *Data) Export(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, opts ExportOptions) (export.Summary, error) {
+	if res == nil {
+		return export.Summary{}, errors.New("there is no result to export")
+	}
+	if opts.Query == "" {
+		opts.Query = prov.Query
+	}
+	plan, err := d.planExport(ctx, res, opts)
+	if err != nil {
+		return export.Summary{}, err
+	}
+	table := export.Table{Name: "Results", Columns: plan.result.ColumnNames(), Rows: resultRows(plan.result)}
 	if n := res.Notice(); n != "" {
 		prov.Add("Truncated", "yes: "+n)
 	}
-	return export.WriteWorkbook(ctx, path, []export.Table{table}, prov, export.Options{Progress: progress})
+	prov.Extra = append(prov.Extra, plan.prov...)
+	return export.WriteWorkbook(ctx, path, []export.Table{table}, prov, export.Options{Progress: opts.Progress,
+		BeforeCommit: d.exportRecorder(ctx, opts.Source, path, plan.details)})
 }
 
 // resultRows iterates a result's rows for the exporter.

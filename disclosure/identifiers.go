@@ -112,7 +112,7 @@ var profileIdentifiers = map[string]map[string]idRule{
 		"note_id": {Direct, "note identifier", false}, "note_text": {Direct, "note text", false},
 		"birth_datetime": {Direct, "date of birth", true}, "death_date": {Direct, "date of death", true},
 		"death_datetime": {Direct, "date of death", true},
-		"year_of_birth": {Quasi, "year of birth (ages over 89 identify)", false}, "month_of_birth": {Quasi, "month of birth", false},
+		"year_of_birth":  {Quasi, "year of birth (ages over 89 identify)", false}, "month_of_birth": {Quasi, "month of birth", false},
 		"day_of_birth": {Quasi, "day of birth", false}, "zip": {Quasi, "zip code", false},
 	},
 }

@@ -137,7 +137,7 @@ func (e *PatientLevelError) Error() string {
 	if q := e.Quasi(); len(q) > 0 {
 		b.WriteString("; quasi-identifiers: " + strings.Join(q, ", "))
 	}
-	b.WriteString(". Confirm a patient-level export to write it: identifiers are then replaced by pseudonyms")
+	b.WriteString(". A patient-level export must be confirmed; its identifiers are then replaced by pseudonyms")
 	return b.String()
 }
 

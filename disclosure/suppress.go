@@ -32,6 +32,9 @@ const (
 	// Complementary: suppressed so that a known total cannot reveal a
 	// primarily suppressed cell of its column.
 	Complementary Reason = "complementary"
+	// Earlier: the cell came in suppressed (a result suppressed for
+	// display, suppressed again for an export).
+	Earlier Reason = "suppressed when shown"
 )
 
 // Cell is one suppressed cell.
@@ -83,13 +86,15 @@ type Report struct {
 
 // Summary describes the report in one sentence for provenance records.
 func (r Report) Summary() string {
-	prim := 0
+	n := map[Reason]int{}
 	for _, c := range r.Cells {
-		if c.Reason == Primary {
-			prim++
-		}
+		n[c.Reason]++
 	}
-	s := fmt.Sprintf("minimum cell size %d: %d cells suppressed (%d primary, %d complementary)", r.K, len(r.Cells), prim, len(r.Cells)-prim)
+	s := fmt.Sprintf("minimum cell size %d: %d cells suppressed (%d primary, %d complementary", r.K, len(r.Cells), n[Primary], n[Complementary])
+	if n[Earlier] > 0 {
+		s += fmt.Sprintf(", %d already suppressed on screen", n[Earlier])
+	}
+	s += ")"
 	if r.IndividualColumn != "" {
 		s += "; individuals counted by " + r.IndividualColumn
 	}
@@ -133,6 +138,8 @@ func Suppress(res *datasets.Result, info Individuals, k int) (*datasets.Result, 
 				continue
 			}
 			if _, done := v.(Suppressed); done {
+				rep.Cells = append(rep.Cells, Cell{Row: i, Col: j, Column: res.Columns[j].Name, Reason: Earlier})
+				primary[j]++
 				continue
 			}
 			small := false

@@ -67,6 +67,7 @@ type CohortScreen struct {
 	tried     []cohort.Attempt
 	history   []cohort.Turn
 	cancel    context.CancelFunc
+	extras    *cohortExtras // Table 1 and saved cohorts (cohort_table1.go)
 
 	mu  sync.Mutex
 	gen int // source generation: late pipelines are dropped
@@ -152,6 +153,7 @@ func NewCohortScreen(ctx context.Context, cohorts app.CohortService, w fyne.Wind
 		container.NewTabItem("Attempts", s.attempts),
 		container.NewTabItem("Tables", s.tables),
 	)
+	s.addCohortExtras() // Table 1 and Saved cohorts tabs (cohort_table1.go)
 
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabel("Data source"), s.newConvBtn, s.sourceSel),
@@ -605,10 +607,11 @@ func (s *CohortScreen) ExportCohort(path string) {
 		return
 	}
 	total := int64(len(ans.Result.Rows))
+	src, _ := s.sourceNamed(s.source)
 	runTask(s.ctx, s.window, "Export cohort", func(ctx context.Context, report progress.Func) error {
-		_, err := cohort.ExportWorkbook(ctx, path, ans, s.version, func(n int64) {
+		_, err := s.cohorts.Export(ctx, path, ans, app.ExportOptions{Source: src, Version: s.version, Progress: func(n int64) {
 			report(progress.Report{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
-		})
+		}})
 		return err
 	}, func(err error) {
 		if err != nil {

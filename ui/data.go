@@ -310,9 +310,9 @@ func (s *DataScreen) ExportResult(path string) {
 	prov.Add("Rows", len(res.Rows))
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		total := int64(len(res.Rows))
-		_, err := s.data.Export(ctx, path, res, prov, func(n int64) {
+		_, err := s.data.Export(ctx, path, res, prov, app.ExportOptions{Source: src, Query: query, Progress: func(n int64) {
 			report(progress.Report{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
-		})
+		}})
 		return err
 	}, func(err error) {
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/postgres"
+	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/localllm"
@@ -91,9 +92,11 @@ func (f *fakeData) TestConnection(ctx context.Context, pg postgres.Source) (post
 		Writes: []string{"INSERT on 3 tables"}, Warning: "This role can change data.", GrantSQL: "GRANT SELECT ON ALL TABLES IN SCHEMA clin TO clinsight_reader;"}, nil
 }
 func (f *fakeData) Describe(src app.Source) string { return src.Path }
-func (f *fakeData) Export(context.Context, string, *datasets.Result, export.Provenance, func(int64)) (export.Summary, error) {
+func (f *fakeData) Export(context.Context, string, *datasets.Result, export.Provenance, app.ExportOptions) (export.Summary, error) {
 	return export.Summary{}, nil
 }
+func (f *fakeData) Policy(app.Source) disclosure.Policy       { return disclosure.Policy{}.Normalized() }
+func (f *fakeData) SetPolicy(string, disclosure.Policy) error { return nil }
 
 func TestDataScreenWithAFakeService(t *testing.T) {
 	a := newTestApp(t)
@@ -138,6 +141,10 @@ func (f *fakeCohort) Examples(context.Context, app.Source, int) (app.CohortExamp
 func (f *fakeCohort) Open(_ context.Context, src app.Source, _ app.CohortOptions) (app.CohortSession, error) {
 	f.opened <- src
 	return fakeCohortSession{}, nil
+}
+
+func (f *fakeCohort) Export(context.Context, string, *cohort.Answer, app.ExportOptions) (export.Summary, error) {
+	return export.Summary{}, nil
 }
 
 type fakeCohortSession struct{}

@@ -24,6 +24,7 @@ func newAskCmd(f *Factory) *cobra.Command {
 		asJSON          bool
 		k, attempts     int
 		exclude         []int64 // OMOP: concept ids removed from the concept sets
+		exp             app.ExportOptions
 	)
 	cmd := &cobra.Command{
 		Use:   `ask --db DB "question"`,
@@ -69,14 +70,17 @@ without SQL.`,
 				}
 			})
 			if xlsx != "" && ans.Result != nil {
-				sum, err := cohort.ExportWorkbook(ctx, xlsx, ans, f.Version, nil)
+				exp.Source, exp.Version = src, f.Version
+				sum, err := ws.Cohort().Export(ctx, xlsx, ans, exp)
 				if err != nil {
-					return err
+					return exportHint(err)
 				}
 				fmt.Fprintf(f.Err, "wrote %d rows to %s\n", sum.Rows, xlsx)
 			}
 			if asJSON {
-				if err := json.NewEncoder(f.Out).Encode(answerJSON(ans)); err != nil {
+				enc := json.NewEncoder(f.Out)
+				enc.SetEscapeHTML(false) // "<11" as written
+				if err := enc.Encode(answerJSON(ans)); err != nil {
 					return err
 				}
 			} else {
@@ -84,6 +88,7 @@ without SQL.`,
 					fmt.Fprintln(f.Out)
 				}
 				writeAnswerText(f.Out, ans, streamed)
+				writeSuppressionNote(f.Err, ans.Disclosure.Shown)
 			}
 			if askErr != nil {
 				return askErr
@@ -96,7 +101,8 @@ without SQL.`,
 	}
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the answer, SQL, attempts and rows as one JSON object")
-	cmd.Flags().StringVar(&xlsx, "xlsx", "", "also export the cohort (rows, attempts, provenance) to this Excel workbook")
+	cmd.Flags().StringVar(&xlsx, "xlsx", "", "also export the cohort (rows, attempts, provenance) to this Excel workbook (aggregates small-cell suppressed)")
+	addExportFlags(cmd, &exp)
 	cmd.Flags().StringVar(&model, "model", "", "model for SQL and explanation (default: the SQL and chat models of the settings)")
 	cmd.Flags().IntVar(&k, "k", cohort.DefaultTopK, "tables retrieved")
 	cmd.Flags().IntVar(&attempts, "max-attempts", cohort.DefaultMaxAttempts, "statements tried before giving up")
@@ -191,6 +197,14 @@ type askJSON struct {
 	DataSource  string               `json:"data_source,omitempty"`
 	ModelsUsed  []string             `json:"models,omitempty"`
 	StageTiming []cohort.StageTiming `json:"stages"`
+	// Suppressed, MinCell and Individual are set for an aggregate-only
+	// source: the cells shown as "<k".
+	Suppressed []suppressedJSON `json:"suppressed,omitempty"`
+	MinCell    int              `json:"min_cell,omitempty"`
+	Individual string           `json:"individual_column,omitempty"`
+	// ExplainedFrom says what the explanation was written from when not
+	// the exact result: "suppressed result" or "row count".
+	ExplainedFrom string `json:"explained_from,omitempty"`
 }
 
 // answerJSON converts an answer to its --json shape.
@@ -201,6 +215,12 @@ func answerJSON(ans *cohort.Answer) askJSON {
 		Tables: []cohort.TableScore{}, Columns: []string{}, Rows: [][]any{}, LLMCalls: ans.Calls(), Tokens: ans.Usage.Tokens(),
 		ElapsedMS: ans.Elapsed.Milliseconds(), NonLLMMS: ans.NonLLMTime().Milliseconds(), DataSource: ans.DataSource,
 		ModelsUsed: ans.Models, StageTiming: ans.Stages,
+	}
+	switch {
+	case ans.Disclosure.RowsWithheld:
+		out.ExplainedFrom = "row count"
+	case ans.Disclosure.Explained != nil:
+		out.ExplainedFrom = "suppressed result"
 	}
 	if out.Numbers == nil {
 		out.Numbers = []cohort.NumberCheck{}
@@ -213,6 +233,7 @@ func answerJSON(ans *cohort.Answer) askJSON {
 	}
 	if ans.Result != nil {
 		out.Columns, out.Truncated = ans.Result.ColumnNames(), ans.Result.Truncated
+		out.Suppressed, out.MinCell, out.Individual = suppressedCells(ans.Result, ans.Disclosure.Shown)
 		for _, r := range ans.Result.Rows {
 			row := make([]any, len(r))
 			for i, v := range r {

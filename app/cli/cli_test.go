@@ -143,7 +143,7 @@ func TestSQLRefusesWrites(t *testing.T) {
 func TestSQLExportXLSX(t *testing.T) {
 	db := fixtureDB(t)
 	out := filepath.Join(t.TempDir(), "cohort.xlsx")
-	_, stderr, code := run(t, t.TempDir(), "sql", "--db", db, "--xlsx", out, "SELECT subject_id, gender FROM patients ORDER BY 1")
+	_, stderr, code := run(t, t.TempDir(), "sql", "--db", db, "--xlsx", out, "--patient-level", "SELECT subject_id, gender FROM patients ORDER BY 1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

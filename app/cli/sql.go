@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
 )
 
@@ -20,6 +23,7 @@ func newSQLCmd(f *Factory) *cobra.Command {
 		db, xlsx string
 		asJSON   bool
 		limits   datasets.RunnerOptions
+		exp      app.ExportOptions
 	)
 	cmd := &cobra.Command{
 		Use:   `sql --db DB "SELECT ..."`,
@@ -38,10 +42,11 @@ write, change the schema, attach files or run several statements is refused.`,
 				return err
 			}
 			query := args[0]
-			res, err := ws.Data().Query(cmd.Context(), src, query, limits)
+			shown, err := ws.Data().QueryDisclosed(cmd.Context(), src, query, limits)
 			if err != nil {
 				return err
 			}
+			res := shown.Result
 			if xlsx != "" {
 				opts := ws.Config().RunnerOptions()
 				if limits.MaxRows > 0 {
@@ -50,15 +55,17 @@ write, change the schema, attach files or run several statements is refused.`,
 				prov := export.Provenance{AppVersion: f.Version, DataSource: ws.Data().Describe(src), Query: query, Created: time.Now()}
 				prov.Add("Row cap", opts.MaxRows)
 				prov.Add("Rows", len(res.Rows))
-				sum, err := ws.Data().Export(cmd.Context(), xlsx, res, prov, nil)
+				exp.Source, exp.Query = src, query
+				sum, err := ws.Data().Export(cmd.Context(), xlsx, res, prov, exp)
 				if err != nil {
-					return err
+					return exportHint(err)
 				}
 				fmt.Fprintf(f.Err, "wrote %d rows to %s\n", sum.Rows, xlsx)
 			}
 			if asJSON {
-				return writeResultJSON(f.Out, res)
+				return writeResultJSON(f.Out, res, shown.Report)
 			}
+			writeSuppressionNote(f.Err, shown.Report)
 			if err := writeResultText(f.Out, res); err != nil {
 				return err
 			}
@@ -75,21 +82,79 @@ write, change the schema, attach files or run several statements is refused.`,
 	}
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"columns":[...],"rows":[[...]],"truncated":false}`)
-	cmd.Flags().StringVar(&xlsx, "xlsx", "", "also write the result to this Excel workbook")
+	cmd.Flags().StringVar(&xlsx, "xlsx", "", "also write the result to this Excel workbook (aggregates small-cell suppressed)")
+	addExportFlags(cmd, &exp)
 	cmd.Flags().DurationVar(&limits.Timeout, "timeout", 0, "time limit (default from the workspace settings, 30s)")
 	cmd.Flags().IntVar(&limits.MaxRows, "max-rows", 0, "row cap (default from the workspace settings, 50000)")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
 }
 
-// resultJSON is the --json shape of a query result.
-type resultJSON struct {
-	Columns   []string `json:"columns"`
-	Rows      [][]any  `json:"rows"`
-	Truncated bool     `json:"truncated"`
+// addExportFlags adds the disclosure choices of an --xlsx export.
+func addExportFlags(cmd *cobra.Command, exp *app.ExportOptions) {
+	cmd.Flags().BoolVar(&exp.Exact, "exact", false, "export an aggregate's exact values, without small-cell suppression (row-level sources only; recorded in the audit trail)")
+	cmd.Flags().BoolVar(&exp.PatientLevel, "patient-level", false, "confirm the export of patient-level rows (identifier columns are pseudonymised)")
+	cmd.Flags().BoolVar(&exp.ShiftDates, "shift-dates", false, "with --patient-level: shift dates by a per-patient number of days (intervals kept)")
 }
 
-func writeResultJSON(w io.Writer, res *datasets.Result) error {
+// exportHint adds the flag that answers a refused export.
+func exportHint(err error) error {
+	if errors.Is(err, app.ErrExactAggregateOnly) {
+		return fmt.Errorf("%w (leave out --exact)", err)
+	}
+	var pl *disclosure.PatientLevelError
+	if errors.As(err, &pl) {
+		return fmt.Errorf("%w (add --patient-level to export it; --shift-dates also shifts its dates by patient)", err)
+	}
+	return err
+}
+
+// writeSuppressionNote tells what small-cell suppression hid, if anything.
+func writeSuppressionNote(w io.Writer, rep *disclosure.Report) {
+	if rep == nil {
+		return
+	}
+	msg := fmt.Sprintf("aggregate-only source: %d cells shown as <%d", len(rep.Cells), rep.K)
+	if rep.IndividualColumn != "" {
+		msg += "; individuals counted by " + rep.IndividualColumn
+	}
+	fmt.Fprintln(w, msg)
+	for _, n := range rep.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+}
+
+// resultJSON is the --json shape of a query result. Suppressed and MinCell
+// are set for an aggregate-only source: the cells shown as "<k".
+type resultJSON struct {
+	Columns    []string         `json:"columns"`
+	Rows       [][]any          `json:"rows"`
+	Truncated  bool             `json:"truncated"`
+	Suppressed []suppressedJSON `json:"suppressed,omitempty"`
+	MinCell    int              `json:"min_cell,omitempty"`
+	Individual string           `json:"individual_column,omitempty"`
+}
+
+// suppressedJSON marks one suppressed cell.
+type suppressedJSON struct {
+	Row    int    `json:"row"`
+	Column string `json:"column"`
+	Shown  string `json:"shown"`
+}
+
+// suppressedCells lists the suppressed cells of a result for --json.
+func suppressedCells(res *datasets.Result, rep *disclosure.Report) ([]suppressedJSON, int, string) {
+	if rep == nil {
+		return nil, 0, ""
+	}
+	out := []suppressedJSON{}
+	for _, c := range disclosure.Cells(res) {
+		out = append(out, suppressedJSON{Row: c.Row, Column: c.Column, Shown: disclosure.Suppressed{K: rep.K}.String()})
+	}
+	return out, rep.K, rep.IndividualColumn
+}
+
+func writeResultJSON(w io.Writer, res *datasets.Result, rep *disclosure.Report) error {
 	rows := res.Rows
 	if rows == nil {
 		rows = [][]any{}
@@ -101,7 +166,11 @@ func writeResultJSON(w io.Writer, res *datasets.Result) error {
 			}
 		}
 	}
-	return json.NewEncoder(w).Encode(resultJSON{Columns: res.ColumnNames(), Rows: rows, Truncated: res.Truncated})
+	out := resultJSON{Columns: res.ColumnNames(), Rows: rows, Truncated: res.Truncated}
+	out.Suppressed, out.MinCell, out.Individual = suppressedCells(res, rep)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "<11" as written
+	return enc.Encode(out)
 }
 
 func writeResultText(w io.Writer, res *datasets.Result) error {

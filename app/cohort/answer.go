@@ -8,6 +8,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/omop"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -186,6 +187,33 @@ type Answer struct {
 	// Template names the LLM-free template that answered, "" when the
 	// model wrote the SQL.
 	Template string `json:"template,omitempty"`
+	// Disclosure says what disclosure control did to Result and to what
+	// the explaining model saw (Config.Disclose).
+	Disclosure Disclosure `json:"disclosure"`
+}
+
+// Disclosure records the disclosure control of an answer (issue 13).
+type Disclosure struct {
+	// Shown is the small-cell suppression of Result; nil when Result is
+	// exact (a row-level source).
+	Shown *disclosure.Report `json:"shown,omitempty"`
+	// Explained is the suppression of the result the explanation was
+	// written from; nil when the model saw the exact result.
+	Explained *disclosure.Report `json:"explained,omitempty"`
+	// RowsWithheld is set when the model saw only the number of rows of a
+	// patient-level result (result rows may not be sent to the model host).
+	RowsWithheld bool `json:"rows_withheld,omitempty"`
+}
+
+// Disclosed is a result as Config.Disclose lets it be shown and explained.
+type Disclosed struct {
+	// Shown is what the answer holds and front ends show.
+	Shown *datasets.Result
+	// Explain is what the explaining model sees and numbers are checked
+	// against.
+	Explain *datasets.Result
+	// Info records what was done.
+	Info Disclosure
 }
 
 // Settings are the parameters a question ran with.

@@ -287,11 +287,18 @@ func (r *run) answerByTemplate(ctx context.Context, why string) (*Answer, error)
 		ans.Attempts = append(ans.Attempts, at)
 		return r.stop(StatusFailed, "The template query failed: "+at.Error), nil
 	}
+	shown, err := p.disclose(ctx, tmpl.SQL, res)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.fail(ctx.Err())
+		}
+		return r.stop(StatusRefused, errorText(err)), nil
+	}
 	at.Stage, at.Rows = "ok", len(res.Rows)
 	ans.Attempts = append(ans.Attempts, at)
 	r.emit(Event{Kind: EventAttempt, Attempt: &ans.Attempts[len(ans.Attempts)-1]})
-	ans.SQL, ans.Result, ans.Category = tmpl.SQL, res, Answerable
-	r.emit(Event{Kind: EventResult, Result: res, SQL: ans.SQL})
+	ans.SQL, ans.Result, ans.Disclosure, ans.Category = tmpl.SQL, shown.Shown, shown.Info, Answerable
+	r.emit(Event{Kind: EventResult, Result: ans.Result, SQL: ans.SQL})
 	var names []string
 	for _, s := range ans.ConceptSets {
 		names = append(names, fmt.Sprintf("%q", s.Name))

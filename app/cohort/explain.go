@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/disclosure"
 )
 
 // Limits of the result shown to the explaining model.
@@ -333,6 +334,8 @@ func collectEvidence(question, query string, res *datasets.Result) *evidence {
 			if x, ok := numeric(v); ok {
 				add(x, "cell")
 				small = append(small, x)
+			} else if sup, ok := v.(disclosure.Suppressed); ok {
+				add(float64(sup.K), "suppressed cell ("+sup.String()+")") // "fewer than 11"
 			} else if s, ok := v.(string); ok {
 				addText(s, "cell")
 			}
@@ -445,14 +448,19 @@ func ChartData(res *datasets.Result) (labels []string, values []float64, ok bool
 	last := len(res.Columns) - 1
 	for _, r := range res.Rows {
 		x, isNum := numeric(r[last])
-		if !isNum || x < 0 {
+		sup, suppressed := r[last].(disclosure.Suppressed)
+		if (!isNum || x < 0) && !suppressed {
 			return nil, nil, false
 		}
 		parts := make([]string, last)
 		for i := range last {
 			parts[i] = cellString(r[i])
 		}
-		labels = append(labels, strings.Join(parts, " · "))
+		label := strings.Join(parts, " · ")
+		if suppressed { // no bar: its height would tell the hidden value
+			label, x = label+" ("+sup.String()+", not shown)", 0
+		}
+		labels = append(labels, label)
 		values = append(values, x)
 	}
 	return labels, values, true

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
 )
 
@@ -23,10 +25,40 @@ import (
 // The file is written atomically; progress, if not nil, receives the rows
 // written.
 func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion string, progress func(rows int64)) (export.Summary, error) {
+	return ExportWorkbookWith(ctx, path, ans, appVersion, ExportOptions{Progress: progress})
+}
+
+// ExportOptions adjust ExportWorkbookWith; the zero value writes the
+// answer as it is.
+type ExportOptions struct {
+	// Progress, if not nil, receives the rows written.
+	Progress func(rows int64)
+	// Result replaces the answer's result on the Cohort sheet (the result
+	// as disclosure control lets it leave: suppressed or pseudonymised).
+	Result *datasets.Result
+	// Provenance entries are added to the Provenance sheet (what was
+	// suppressed, pseudonymised, shifted).
+	Provenance []export.Entry
+	// MinCell, when at least 2, shows the patient counts of the
+	// Definition sheet under it as "<k".
+	MinCell int
+	// OmitExplanation, when not "", leaves the explanation out of the
+	// Provenance sheet and says why (it was written from exact values and
+	// the export is suppressed).
+	OmitExplanation string
+	// BeforeCommit is export.Options.BeforeCommit (the audit record).
+	BeforeCommit func(sha256 string, sum export.Summary) error
+}
+
+// ExportWorkbookWith is ExportWorkbook with options.
+func ExportWorkbookWith(ctx context.Context, path string, ans *Answer, appVersion string, opts ExportOptions) (export.Summary, error) {
 	if ans == nil || ans.Result == nil {
 		return export.Summary{}, errors.New("export the cohort: there is no result to export")
 	}
 	res := ans.Result
+	if opts.Result != nil {
+		res = opts.Result
+	}
 	tables := []export.Table{
 		{Name: "Cohort", Columns: res.ColumnNames(), Rows: rowsOf(res.Rows)},
 		{Name: "Attempts", Columns: []string{"attempt", "source", "stage", "sql", "error", "rows", "ms"}, Rows: attemptRows(ans.Attempts)},
@@ -36,6 +68,13 @@ func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion st
 	}
 	if len(ans.ConceptSets) > 0 { // OMOP: the cohort definition and its concept sets
 		cols, rows := DefinitionRows(ans)
+		if opts.MinCell >= 2 {
+			for _, r := range rows {
+				if n, ok := r[len(r)-1].(int64); ok && n >= 1 && n < int64(opts.MinCell) {
+					r[len(r)-1] = disclosure.Suppressed{K: opts.MinCell}
+				}
+			}
+		}
 		tables = append(tables, export.Table{Name: "Definition", Columns: cols, Rows: rowsOf(rows)})
 	}
 	prov := export.Provenance{AppVersion: appVersion, DataSource: ans.DataSource, Query: ans.SQL, Models: ans.Models, Created: time.Now()}
@@ -66,7 +105,9 @@ func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion st
 		prov.Add("Data collection period", s.Period)
 	}
 	prov.Add("Model calls", fmt.Sprintf("%d requests, %d prompt + %d completion tokens", ans.Calls(), ans.Usage.PromptTokens, ans.Usage.CompletionTokens))
-	if ans.Explanation != "" {
+	if ans.Explanation != "" && opts.OmitExplanation != "" {
+		prov.Add("Answer", "not exported: "+opts.OmitExplanation)
+	} else if ans.Explanation != "" {
 		prov.Add("Answer", ans.MarkedExplanation())
 		var un []string
 		for _, n := range ans.Unverified() {
@@ -82,7 +123,8 @@ func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion st
 	if len(ans.ConceptSets) > 0 {
 		prov.Add("Concept sets (ATLAS JSON)", filepath.Base(ConceptSetsPath(path)))
 	}
-	sum, err := export.WriteWorkbook(ctx, path, tables, prov, export.Options{Progress: progress})
+	prov.Extra = append(prov.Extra, opts.Provenance...)
+	sum, err := export.WriteWorkbook(ctx, path, tables, prov, export.Options{Progress: opts.Progress, BeforeCommit: opts.BeforeCommit})
 	if err == nil && len(ans.ConceptSets) > 0 {
 		err = WriteConceptSets(ConceptSetsPath(path), ans.ConceptSets)
 	}

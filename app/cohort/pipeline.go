@@ -90,6 +90,20 @@ type Config struct {
 	// terms to concept sets before generation (and lets questions be
 	// answered by templates without a model).
 	Concepts ConceptResolver
+	// Disclose, if set, applies the data source's disclosure policy to
+	// every result before it is shown or explained: the answer holds
+	// Shown, the explanation is written from Explain. An error refuses the
+	// result (an aggregate-only source's patient-level rows). Nil shows and
+	// explains results as they are.
+	Disclose func(ctx context.Context, query string, res *datasets.Result) (Disclosed, error)
+}
+
+// disclose applies Config.Disclose.
+func (p *Pipeline) disclose(ctx context.Context, query string, res *datasets.Result) (Disclosed, error) {
+	if p.cfg.Disclose == nil {
+		return Disclosed{Shown: res, Explain: res}, nil
+	}
+	return p.cfg.Disclose(ctx, query, res)
 }
 
 // Pipeline answers plain-English questions about one SQLite database with
@@ -413,8 +427,15 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 		return r.stop(StatusFailed, fmt.Sprintf("No valid query was found in %d attempts; the last one failed at %s: %s",
 			len(ans.Attempts), last.Stage, last.Error)), nil
 	}
-	ans.Result = result
-	r.emit(Event{Kind: EventResult, Result: result, SQL: ans.SQL})
+	shown, err := p.disclose(ctx, ans.SQL, result)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.fail(ctx.Err())
+		}
+		return r.stop(StatusRefused, errorText(err)), nil
+	}
+	ans.Result, ans.Disclosure, result = shown.Shown, shown.Info, shown.Explain
+	r.emit(Event{Kind: EventResult, Result: ans.Result, SQL: ans.SQL})
 
 	// 7. Explain, streamed, then check its numbers.
 	var text strings.Builder
@@ -608,9 +629,16 @@ func (p *Pipeline) Run(ctx context.Context, prev *Answer, query string) (*Answer
 		ans.Message = at.Error
 		return ans, err
 	}
+	shown, err := p.disclose(ctx, query, res)
+	if err != nil {
+		at.Stage, at.Error = "disclosure", errorText(err)
+		ans.Attempts = append(ans.Attempts, at)
+		ans.Message = at.Error
+		return ans, err
+	}
 	at.Stage, at.Rows = "ok", len(res.Rows)
 	ans.Attempts = append(ans.Attempts, at)
-	ans.SQL, ans.Result, ans.Status = query, res, StatusAnswered
+	ans.SQL, ans.Result, ans.Disclosure, ans.Status = query, shown.Shown, shown.Info, StatusAnswered
 	ans.Message = "Edited query: the explanation is not updated for it."
 	return ans, nil
 }
