@@ -1,7 +1,6 @@
 package disclosure
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -18,8 +17,9 @@ type Suppressed struct{ K int }
 // String returns "<K".
 func (s Suppressed) String() string { return "<" + strconv.Itoa(s.K) }
 
-// MarshalJSON writes "<K" as a JSON string.
-func (s Suppressed) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+// MarshalJSON writes "<K" as a JSON string (an encoder that escapes HTML
+// writes it "\u003cK").
+func (s Suppressed) MarshalJSON() ([]byte, error) { return []byte(`"` + s.String() + `"`), nil }
 
 // Reason says why a cell was suppressed.
 type Reason string
