@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"net"
 	"os"
 	"os/user"
 	"slices"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/clinsight/clinsight/audit"
 	"github.com/clinsight/clinsight/export"
-	"github.com/clinsight/clinsight/localllm"
 )
 
 // AuditService is what a front end does with the workspace's audit trail:
@@ -166,22 +164,6 @@ func sliceRows(rows [][]any) iter.Seq2[[]any, error] {
 			}
 		}
 	}
-}
-
-// modelTLSState describes how the model host h is reached ("loopback",
-// "https", "plain http") and whether result rows may be sent to it (nil:
-// not decided by a setting).
-func modelTLSState(_ Config, h ModelHost) (string, *bool) {
-	u, err := localllm.NormalizeHost(h.URL)
-	switch {
-	case err != nil:
-		return "invalid", nil
-	case u.Scheme == "https":
-		return "https", nil
-	case u.Hostname() == "localhost" || net.ParseIP(u.Hostname()).IsLoopback():
-		return "loopback", nil
-	}
-	return "plain http", nil
 }
 
 // boolText renders an optional yes/no.

@@ -10,13 +10,26 @@ import (
 
 // ModelClient returns a client for the model server of this process (see
 // [Workspace.ModelHost]: $OLLAMA_HOST, else the workspace settings, else
-// the default). It does not contact the server.
+// the default) under the workspace's host policy (see [HostPolicy]): a
+// server not on this computer must use https unless plain http is allowed
+// for it (then a warning is given once), the access token and the site's
+// CA are applied, and every model request is recorded in the audit trail.
+// It does not contact the server.
 func (ws *Workspace) ModelClient() (*localllm.Client, error) {
 	h, err := ws.ModelHost()
 	if err != nil {
 		return nil, err
 	}
-	return localllm.New(localllm.Config{Host: h.URL, Logger: ws.logger})
+	cfg, err := ws.clientConfig(h)
+	if err != nil {
+		return nil, err
+	}
+	c, err := localllm.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ws.warnPlainHTTP(ws.HostState())
+	return c, nil
 }
 
 // TaskModel is the model configured for one kind of task and whether the
@@ -59,12 +72,34 @@ const statusTimeout = 5 * time.Second
 // sources. A server that is down is not an error: Status reports it, with
 // an actionable message in HealthError.
 func (ws *Workspace) Status(ctx context.Context, mm localllm.ModelManager) Status {
+	return ws.status(ctx, mm, nil)
+}
+
+// CheckModels is [Workspace.Status] on the workspace's own model client: a
+// host the policy refuses (or a token that cannot be read) is reported in
+// HealthError, with the configured models and the data sources still
+// listed.
+func (ws *Workspace) CheckModels(ctx context.Context) Status {
+	client, err := ws.ModelClient()
+	if err != nil {
+		return ws.status(ctx, nil, err)
+	}
+	return ws.status(ctx, client, nil)
+}
+
+// status is Status with mm, or, when mm is nil, with the error that
+// prevented making a client.
+func (ws *Workspace) status(ctx context.Context, mm localllm.ModelManager, clientErr error) Status {
 	cfg := ws.Config()
 	st := Status{Workspace: ws.dir, Sources: cfg.Sources}
 	st.Host, _ = ws.ModelHost()
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	st.Health, st.HealthError = mm.Health(ctx)
+	if mm == nil {
+		st.HealthError = clientErr
+	} else {
+		st.Health, st.HealthError = mm.Health(ctx)
+	}
 	if st.HealthError == nil {
 		models, err := mm.Models(ctx)
 		if err != nil {

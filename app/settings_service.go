@@ -16,6 +16,14 @@ type SettingsService interface {
 	UpdateConfig(change func(*Config)) error
 	// ModelHost is the model server in use and where it comes from.
 	ModelHost() (ModelHost, error)
+	// HostState describes the model server in use under the host policy:
+	// TLS state, token source (never the token), whether result rows may
+	// go to the model, the warning to show while it is in use.
+	HostState() HostState
+	// SetHostChoices checks and saves the editable host policy (plain
+	// http for the host in use, token file or variable name, CA file,
+	// result rows); unchanged on error.
+	SetHostChoices(ch HostChoices) error
 	// Check asks the model server for its state (never an error: a server
 	// that cannot be reached is described in Status.HealthError).
 	Check(ctx context.Context) Status
@@ -42,14 +50,14 @@ func (s *Settings) UpdateConfig(change func(*Config)) error { return s.ws.Update
 // ModelHost returns the model server in use and where it comes from.
 func (s *Settings) ModelHost() (ModelHost, error) { return s.ws.ModelHost() }
 
+// HostState describes the model server in use under the host policy.
+func (s *Settings) HostState() HostState { return s.ws.HostState() }
+
+// SetHostChoices checks and saves the editable host policy.
+func (s *Settings) SetHostChoices(ch HostChoices) error { return s.ws.SetHostChoices(ch) }
+
 // Check asks the model server of this process for its state.
-func (s *Settings) Check(ctx context.Context) Status {
-	client, err := s.ws.ModelClient()
-	if err != nil {
-		return Status{Workspace: s.ws.dir, HealthError: err}
-	}
-	return s.ws.Status(ctx, client)
-}
+func (s *Settings) Check(ctx context.Context) Status { return s.ws.CheckModels(ctx) }
 
 // Pull downloads a model through the server.
 func (s *Settings) Pull(ctx context.Context, name string, onProgress progress.Func) error {

@@ -59,6 +59,9 @@ type Workspace struct {
 	warnings []string
 	// onWarning are called with each warning found after opening.
 	onWarning []func(string)
+	// hostWarned are the plain-http model hosts already warned about
+	// (host_policy.go).
+	hostWarned map[string]bool
 
 	vectors vectorStores
 	// engines are the open PostgreSQL engines (postgres_sources.go).

@@ -38,6 +38,13 @@ func loadCAPool(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// CheckCAFile checks that path is a readable PEM bundle of at least one
+// certificate (at most 1 MB).
+func CheckCAFile(path string) error {
+	_, err := loadCAPool(path)
+	return err
+}
+
 // tlsConfig is the TLS configuration of an https client: TLS 1.2 or later,
 // and, when a CA bundle is configured, only that bundle's authorities
 // (the system's are not trusted for this server then).

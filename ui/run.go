@@ -66,6 +66,9 @@ type MainWindow struct {
 	Trials      *TrialsScreen
 	Evidence    *EvidenceScreen
 	Audit       *AuditScreen
+	// HostBar is the status bar: a red warning while the model server is
+	// reached over plain http (settings.go).
+	HostBar *HostStatusBar
 }
 
 // NewMainWindow builds the main window. It is separate from Run so tests
@@ -91,7 +94,9 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 		}
 	}
 	mw.Tabs.SetTabLocation(container.TabLocationLeading)
-	w.SetContent(mw.Tabs)
+	mw.HostBar = NewHostStatusBar(ws.Settings())
+	mw.Settings.OnHostChanged = mw.HostBar.Refresh
+	w.SetContent(container.NewBorder(nil, mw.HostBar.Content(), nil, nil, mw.Tabs))
 	w.Resize(fyne.NewSize(1100, 720))
 	if warnings := ws.Warnings(); len(warnings) > 0 {
 		dialog.ShowInformation("Workspace", strings.Join(warnings, "\n"), w)

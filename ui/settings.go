@@ -54,6 +54,22 @@ type SettingsScreen struct {
 	limitsInfo  *widget.Label
 	content     fyne.CanvasObject
 
+	// The connection and privacy card (host policy).
+	connState    *widget.Label
+	hostWarning  *widget.Label
+	allowHTTP    *widget.Check
+	allowWarning *widget.Label
+	tokenFile    *widget.Entry
+	tokenEnv     *widget.Entry
+	caFile       *widget.Entry
+	sendRows     *widget.Check
+	policyInfo   *widget.Label
+
+	// OnHostChanged, when set, is called on the UI goroutine after the
+	// host or its policy was saved (the main window refreshes its status
+	// bar).
+	OnHostChanged func()
+
 	// Owned by the UI goroutine: the last status checked.
 	status app.Status
 }
@@ -102,6 +118,7 @@ func NewSettingsScreen(ctx context.Context, settings app.SettingsService, w fyne
 			s.hostInUse,
 			container.NewBorder(nil, nil, container.NewCenter(lightBox), nil, s.statusLabel),
 		))
+	connection := s.newConnectionCard()
 	models := widget.NewCard("Models per task", "Choose among the models installed on the server.",
 		container.NewVBox(
 			widget.NewForm(
@@ -120,7 +137,7 @@ func NewSettingsScreen(ctx context.Context, settings app.SettingsService, w fyne
 			),
 			container.NewBorder(nil, nil, nil, saveLimits, s.limitsInfo),
 		))
-	s.content = container.NewVScroll(container.NewVBox(server, models, limits))
+	s.content = container.NewVScroll(container.NewVBox(server, connection, models, limits))
 	return s
 }
 
@@ -219,8 +236,143 @@ func (s *SettingsScreen) saveHost() {
 		return
 	}
 	s.host.SetText(s.settings.Config().OllamaHost)
+	s.showHostState()
+	s.hostChanged()
 	s.Check()
 }
+
+// newConnectionCard builds the card that shows how the model server is
+// reached (TLS state, token source, result rows, the red warnings) and
+// edits the host policy.
+func (s *SettingsScreen) newConnectionCard() fyne.CanvasObject {
+	s.connState = widget.NewLabel("")
+	s.connState.Wrapping = fyne.TextWrapWord
+	s.hostWarning = widget.NewLabel("")
+	s.hostWarning.Wrapping = fyne.TextWrapWord
+	s.hostWarning.Importance = widget.DangerImportance
+	s.allowWarning = widget.NewLabel(allowHTTPWarning)
+	s.allowWarning.Wrapping = fyne.TextWrapWord
+	s.allowWarning.Importance = widget.DangerImportance
+	s.allowHTTP = widget.NewCheck("Allow plain http to this server although it is not on this computer", func(on bool) {
+		s.allowWarning.Hidden = !on
+		s.allowWarning.Refresh()
+	})
+	s.tokenFile = widget.NewEntry()
+	s.tokenFile.SetPlaceHolder("full path of a file holding the token (readable by you only)")
+	s.tokenEnv = widget.NewEntry()
+	s.tokenEnv.SetPlaceHolder("NAME of an environment variable, e.g. CLINSIGHT_MODEL_TOKEN")
+	s.caFile = widget.NewEntry()
+	s.caFile.SetPlaceHolder("full path of your site's CA certificate (PEM); empty: the system's")
+	s.sendRows = widget.NewCheck("Send result rows (patient-level data) to the model", nil)
+	s.policyInfo = widget.NewLabel("")
+	s.policyInfo.Wrapping = fyne.TextWrapWord
+	save := widget.NewButtonWithIcon("Save connection settings", theme.DocumentSaveIcon(), s.SaveHostChoices)
+	s.showHostState()
+	return widget.NewCard("Connection and privacy", "How Clinsight reaches the model server and what it may send. The settings hold where a token is, never the token.",
+		container.NewVBox(
+			s.connState,
+			s.hostWarning,
+			s.allowHTTP,
+			s.allowWarning,
+			widget.NewForm(
+				widget.NewFormItem("Access token file", s.tokenFile),
+				widget.NewFormItem("or token variable", s.tokenEnv),
+				widget.NewFormItem("Site CA file", s.caFile),
+			),
+			s.sendRows,
+			container.NewBorder(nil, nil, nil, save, s.policyInfo),
+		))
+}
+
+// allowHTTPWarning is shown, in red, while "allow plain http" is ticked.
+const allowHTTPWarning = "Only if the whole network path to the server is inside your site and trusted: questions, clinical text and result rows cross it unencrypted."
+
+// showHostState shows the model server's TLS state, token source, whether
+// result rows may go to the model and the warnings, and loads the
+// editable choices.
+func (s *SettingsScreen) showHostState() {
+	st := s.settings.HostState()
+	s.connState.SetText(fmt.Sprintf("Connection: %s · Access token: %s · Result rows: %s", st.TLS, st.TokenText(), st.RowsText()))
+	setDanger(s.hostWarning, st.StatusText())
+	ch := st.Choices
+	s.allowHTTP.SetChecked(ch.AllowPlainHTTP)
+	s.allowWarning.Hidden = !ch.AllowPlainHTTP
+	s.allowWarning.Refresh()
+	s.tokenFile.SetText(ch.TokenFile)
+	s.tokenEnv.SetText(ch.TokenEnv)
+	s.caFile.SetText(ch.CAFile)
+	s.sendRows.SetChecked(ch.SendRows)
+}
+
+// setDanger shows text in a red label, hiding the label when it is empty.
+func setDanger(l *widget.Label, text string) {
+	l.SetText(text)
+	if text == "" {
+		l.Hide()
+	} else {
+		l.Show()
+	}
+}
+
+// SaveHostChoices saves the connection settings off the UI goroutine (the
+// service reads the token and CA files to check them), then shows the new
+// state, or why nothing was saved.
+func (s *SettingsScreen) SaveHostChoices() {
+	ch := app.HostChoices{
+		AllowPlainHTTP: s.allowHTTP.Checked,
+		TokenFile:      s.tokenFile.Text,
+		TokenEnv:       s.tokenEnv.Text,
+		CAFile:         s.caFile.Text,
+		SendRows:       s.sendRows.Checked,
+	}
+	s.policyInfo.SetText("Saving …")
+	go func() {
+		err := s.settings.SetHostChoices(ch)
+		fyne.Do(func() {
+			if err != nil {
+				s.policyInfo.SetText("Not saved: " + err.Error())
+				return
+			}
+			s.policyInfo.SetText("Saved.")
+			s.showHostState()
+			s.hostChanged()
+			s.Check()
+		})
+	}()
+}
+
+// hostChanged tells the main window that the host or its policy changed.
+func (s *SettingsScreen) hostChanged() {
+	if s.OnHostChanged != nil {
+		s.OnHostChanged()
+	}
+}
+
+// HostStatusBar is the main window's status bar: empty and hidden while
+// the model server is on this computer or reached over https, a red
+// warning while plain http to another computer is in use (or refused).
+type HostStatusBar struct {
+	settings app.SettingsService
+	label    *widget.Label
+}
+
+// NewHostStatusBar builds the status bar and shows the current state.
+func NewHostStatusBar(settings app.SettingsService) *HostStatusBar {
+	b := &HostStatusBar{settings: settings, label: widget.NewLabel("")}
+	b.label.Wrapping = fyne.TextWrapWord
+	b.label.Importance = widget.DangerImportance
+	b.Refresh()
+	return b
+}
+
+// Content returns the status bar's object.
+func (b *HostStatusBar) Content() fyne.CanvasObject { return b.label }
+
+// Text returns what the status bar shows ("" when hidden).
+func (b *HostStatusBar) Text() string { return b.label.Text }
+
+// Refresh shows the model server's current state (on the UI goroutine).
+func (b *HostStatusBar) Refresh() { setDanger(b.label, b.settings.HostState().StatusText()) }
 
 // saveModels stores the selected model per task.
 func (s *SettingsScreen) saveModels() {

@@ -17,6 +17,7 @@ func newModelsCmd(f *Factory) *cobra.Command {
 	}
 	cmd.AddCommand(
 		newModelsDoctorCmd(f), // models_doctor.go
+		newModelsHostCmd(f),
 		&cobra.Command{
 			Use:   "list",
 			Short: "List the models installed on the Ollama server",
@@ -110,16 +111,17 @@ func newStatusCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, err := ws.ModelClient()
-			if err != nil {
+			if _, err := ws.ModelHost(); err != nil { // an invalid OLLAMA_HOST or saved host
 				return err
 			}
-			st := ws.Status(cmd.Context(), client)
+			st := ws.CheckModels(cmd.Context())
+			hs := ws.HostState()
 			fmt.Fprintf(f.Out, "workspace: %s\n", st.Workspace)
 			fmt.Fprintf(f.Out, "ollama host: %s\n", st.Host)
 			if st.Host.Overrides() {
 				fmt.Fprintf(f.Out, "             (the workspace settings name %s, used when %s is not set)\n", st.Host.Saved, app.EnvOllamaHost)
 			}
+			fmt.Fprintf(f.Out, "connection:  %s; result rows %s\n", hs.TLS, hs.RowsText())
 			if st.Health.Reachable {
 				fmt.Fprintf(f.Out, "ollama:    reachable at %s (version %s)\n", st.Health.Host, st.Health.Version)
 			} else {
@@ -145,4 +147,91 @@ func newStatusCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// newModelsHostCmd shows the model host policy and, with flags, changes it.
+func newModelsHostCmd(f *Factory) *cobra.Command {
+	var (
+		allowHTTP, sendRows, noToken bool
+		tokenFile, tokenEnv, caFile  string
+	)
+	cmd := &cobra.Command{
+		Use:   "host",
+		Short: "Show or set how the model server is reached: https, plain http, access token, site CA, result rows",
+		Long: `Show the model server in use, how it is reached and what may be sent to it;
+with flags, change it (saved in the workspace settings, recorded in the audit trail).
+
+A server on this computer (localhost, 127.0.0.0/8, ::1) is trusted. Any other
+server must use https, unless plain http is allowed for it with --allow-http
+(only on a network path you trust: what is sent crosses it unencrypted).
+A server behind a site's reverse proxy may need an access token, read from a
+file (--token-file, not readable by other users) or an environment variable
+(--token-env NAME): the settings hold the file's path or the variable's name,
+never the token. --ca-file names the site's CA certificate (PEM) when the
+server's certificate is not from a public authority; only that CA is then
+trusted for the server. --send-rows decides whether result rows may go to the
+model (by default only to a server on this computer).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			fl := cmd.Flags()
+			if fl.NFlag() > 0 {
+				ch := ws.HostState().Choices
+				if fl.Changed("allow-http") {
+					ch.AllowPlainHTTP = allowHTTP
+				}
+				if fl.Changed("token-file") {
+					ch.TokenFile, ch.TokenEnv = tokenFile, ""
+				}
+				if fl.Changed("token-env") {
+					ch.TokenEnv, ch.TokenFile = tokenEnv, ""
+				}
+				if noToken {
+					ch.TokenFile, ch.TokenEnv = "", ""
+				}
+				if fl.Changed("ca-file") {
+					ch.CAFile = caFile
+				}
+				if fl.Changed("send-rows") {
+					ch.SendRows = sendRows
+				}
+				if err := ws.SetHostChoices(ch); err != nil {
+					return fmt.Errorf("%w (the settings are unchanged)", err)
+				}
+			}
+			st := ws.HostState()
+			fmt.Fprintf(f.Out, "model host:   %s\n", st.Host)
+			conn := string(st.TLS)
+			if st.TLS == app.TLSCustomCA {
+				conn += " (" + st.Choices.CAFile + ")"
+			}
+			fmt.Fprintf(f.Out, "connection:   %s\n", conn)
+			fmt.Fprintf(f.Out, "access token: %s\n", st.TokenText())
+			fmt.Fprintf(f.Out, "result rows:  %s\n", st.RowsText())
+			if st.Warning != "" {
+				fmt.Fprintln(f.Err, "warning:", st.Warning)
+			}
+			switch {
+			case st.Problem != nil:
+				fmt.Fprintln(f.Err, "problem:", st.Problem)
+			case st.TLS == app.TLSRefused:
+				if _, err := ws.ModelClient(); err != nil {
+					fmt.Fprintf(f.Err, "refused: %v\n  (to allow it: clinsight models host --allow-http)\n", err)
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&allowHTTP, "allow-http", false, "allow plain http to the host in use although it is not on this computer (--allow-http=false withdraws it)")
+	fl.StringVar(&tokenFile, "token-file", "", "full path of a file holding the access token (not readable by other users)")
+	fl.StringVar(&tokenEnv, "token-env", "", "NAME of an environment variable holding the access token (e.g. CLINSIGHT_MODEL_TOKEN)")
+	fl.BoolVar(&noToken, "no-token", false, "send no access token")
+	fl.StringVar(&caFile, "ca-file", "", "full path of the site's CA certificate bundle (PEM); empty: the system's authorities")
+	fl.BoolVar(&sendRows, "send-rows", false, "let result rows go to the model (--send-rows=false: only aggregates)")
+	cmd.MarkFlagsMutuallyExclusive("token-file", "token-env", "no-token")
+	return cmd
 }
