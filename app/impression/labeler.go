@@ -4,7 +4,7 @@ import "strings"
 
 // LabelerVersion identifies the labeler's rules; it is stored with the
 // labels at import, so reports labelled by other rules can be relabelled.
-const LabelerVersion = "rules-1"
+const LabelerVersion = "rules-2"
 
 // Mention is one observation mentioned in a text, with the label its
 // context gives it.
@@ -337,6 +337,12 @@ func (r *ruleSet) classify(s sentence) []Mention {
 			skip[k] = true
 		}
 	}
+	// A word right after "no" qualifies what follows ("no visualized
+	// pneumothorax", "no increased opacity"): it does not end the clause.
+	termSkip := make([]bool, len(toks))
+	for k := 1; k < len(toks); k++ {
+		termSkip[k] = toks[k-1] == "no"
+	}
 	ctx := triggerContext{
 		toks:      toks,
 		preNeg:    r.preNeg.spans(toks, skip),
@@ -344,7 +350,7 @@ func (r *ruleSet) classify(s sentence) []Mention {
 		preNegUnc: r.preNegUnc.spans(toks, nil),
 		preUnc:    r.preUnc.spans(toks, skip),
 		postUnc:   r.postUnc.spans(toks, skip),
-		terms:     r.terminators.spans(toks, nil),
+		terms:     r.terminators.spans(toks, termSkip),
 		question:  s.question,
 	}
 	out := make([]Mention, len(raws))

@@ -145,3 +145,22 @@ func FuzzLabelText(f *testing.F) {
 		}
 	})
 }
+
+// TestLabelNegatedParticiple: a word right after "no" ("no visualized
+// pneumothorax", frequent in Open-i) does not end the negation's scope.
+func TestLabelNegatedParticiple(t *testing.T) {
+	for text, want := range map[string]struct {
+		o Observation
+		l Label
+	}{
+		"No visualized pneumothorax.":                      {Pneumothorax, Negative},
+		"No increased opacity in the right lower lobe.":    {LungOpacity, Negative},
+		"No visible pneumothorax.":                         {Pneumothorax, Negative},
+		"Small pneumothorax visualized at the right apex.": {Pneumothorax, Positive},
+		"No effusion. Pneumothorax is visualized.":         {Pneumothorax, Positive},
+	} {
+		if got := LabelText(text)[want.o]; got != want.l {
+			t.Errorf("%q: %s %s, want %s", text, want.o, got, want.l)
+		}
+	}
+}
