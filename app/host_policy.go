@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -43,6 +45,36 @@ type HostPolicy struct {
 	// example for the explanation of a cohort); nil means the default: on
 	// for a server on this computer, off for any other.
 	SendRows *bool `json:"send_rows,omitempty"`
+
+	// unknown are keys of config.json's model_host_policy that Clinsight
+	// does not read (a "token" written there by hand): Validate refuses
+	// them, and the next save drops them.
+	unknown []string
+}
+
+// hostPolicyKeys are the keys HostPolicy reads from config.json.
+var hostPolicyKeys = map[string]bool{"allow_plain_http": true, "token_file": true, "token_env": true, "ca_file": true, "send_rows": true}
+
+// UnmarshalJSON reads the policy and notes the keys it does not know.
+func (p *HostPolicy) UnmarshalJSON(b []byte) error {
+	type plain HostPolicy
+	var v plain
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	*p = HostPolicy(v)
+	p.unknown = nil
+	for k := range keys {
+		if !hostPolicyKeys[k] {
+			p.unknown = append(p.unknown, k)
+		}
+	}
+	slices.Sort(p.unknown)
+	return nil
 }
 
 // SendRowsToModel reports whether result rows (patient-level data) may be
@@ -257,6 +289,10 @@ var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`)
 // host is a valid http address. Its errors never repeat a value that could
 // be a token.
 func (p HostPolicy) Validate() error {
+	if len(p.unknown) > 0 {
+		return fmt.Errorf("the settings file's model_host_policy holds %s, which Clinsight does not use: a token must never be written in the settings; remove it from config.json and name the token's file or environment variable in Settings",
+			strings.Join(p.unknown, ", "))
+	}
 	if p.TokenFile != "" && p.TokenEnv != "" {
 		return errors.New("the access token comes either from a file or from an environment variable, not both: clear one of them")
 	}

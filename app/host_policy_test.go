@@ -295,3 +295,40 @@ func TestPlainHTTPHostRefusedUntilAllowed(t *testing.T) {
 		t.Errorf("loopback policy: %+v", p)
 	}
 }
+
+// TestHandWrittenTokenInConfigRefused: a token written by hand into
+// config.json's model_host_policy is not used; model calls are refused
+// with a message naming the key (not the value), Settings shows the
+// problem, and saving the policy drops it from the file.
+func TestHandWrittenTokenInConfigRefused(t *testing.T) {
+	t.Setenv(EnvOllamaHost, "")
+	dir := t.TempDir()
+	cfg := `{"ollama_host": "http://127.0.0.1:11434", "models": {"sql": "a", "chat": "b", "embedding": "c"},
+	"limits": {"query_timeout": "30s", "max_rows": 100}, "sources": [],
+	"model_host_policy": {"token": "hand-written-secret-123", "send_rows": false}}`
+	if err := os.WriteFile(filepath.Join(dir, configFile), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	_, err = ws.ModelClient()
+	if err == nil || !strings.Contains(err.Error(), "holds token") || strings.Contains(err.Error(), "hand-written") {
+		t.Fatalf("ModelClient: %v", err)
+	}
+	if st := ws.HostState(); st.Problem == nil || !strings.Contains(st.StatusText(), "cannot be used") {
+		t.Errorf("state: %+v", st)
+	}
+	if err := ws.SetHostChoices(HostChoices{SendRows: false}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, configFile))
+	if strings.Contains(string(raw), "hand-written") {
+		t.Errorf("the token is still in config.json:\n%s", raw)
+	}
+	if _, err := ws.ModelClient(); err != nil {
+		t.Errorf("after saving: %v", err)
+	}
+}

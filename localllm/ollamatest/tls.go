@@ -2,6 +2,9 @@ package ollamatest
 
 import (
 	"encoding/pem"
+	"io"
+	"log"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 )
@@ -11,7 +14,14 @@ import (
 // ends. Clients trust it only with [Server.CertificatePEM] as their CA.
 func NewTLS(tb testing.TB, models ...Model) *Server {
 	tb.Helper()
-	s := newServer(httptest.NewTLSServer, models...)
+	s := newServer(func(h http.Handler) *httptest.Server {
+		srv := httptest.NewUnstartedServer(h)
+		// A client that refuses the certificate is what the tests check,
+		// not a server error worth logging.
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.StartTLS()
+		return srv
+	}, models...)
 	tb.Cleanup(s.Close)
 	return s
 }
