@@ -123,10 +123,9 @@ func (c *Cohort) Table1MinCell(src Source) int {
 	return 0
 }
 
-// table1Policy is the disclosure policy Table 1 follows. Until sources
-// carry their own policy (issue 13), it is the default: row-level, k = 11.
-func (c *Cohort) table1Policy(Source) disclosure.Policy {
-	return disclosure.Policy{}.Normalized()
+// table1Policy is the disclosure policy Table 1 follows: the source's.
+func (c *Cohort) table1Policy(src Source) disclosure.Policy {
+	return c.ws.Data().Policy(src)
 }
 
 // table1Definitions are the Provenance sheet's explanation of the cells.

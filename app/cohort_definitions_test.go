@@ -15,6 +15,7 @@ import (
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/audit"
 	"github.com/clinsight/clinsight/datasets/demo"
+	"github.com/clinsight/clinsight/disclosure"
 )
 
 const defsCohortSQL = `SELECT a.subject_id, a.hadm_id, a.admission_type FROM admissions a JOIN patients p ON p.subject_id = a.subject_id WHERE p.anchor_age >= 50`
@@ -98,6 +99,40 @@ func TestTable1WorkbookSheet(t *testing.T) {
 	last := recs[len(recs)-1]
 	if last.Action != audit.ActionExport || last.Details["what"] != "Table 1" || last.Details["path"] != path {
 		t.Errorf("last audit record %+v", last)
+	}
+
+	// An aggregate-only source with k = 20: the screen is suppressed too,
+	// and so is the export, under 20.
+	if err := ws.Data().SetPolicy(DemoSourceName, disclosure.Policy{Access: disclosure.AggregateOnly, MinCell: 20}); err != nil {
+		t.Fatal(err)
+	}
+	src = source(t, ws, DemoSourceName)
+	if k := c.Table1MinCell(src); k != 20 {
+		t.Fatalf("aggregate-only source shown under k = %d, want 20", k)
+	}
+	if _, err := c.ExportTable1(ctx, path, src, defsCohortSQL, tb); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	rows, _ = f2.GetRows("Table 1")
+	_, cells = tb.Cells(20)
+	n20 := 0
+	for i, want := range cells {
+		for j, v := range want {
+			if v == "<20" {
+				n20++
+				if j >= len(rows[i+1]) || rows[i+1][j] != "<20" {
+					t.Errorf("row %d column %d exported as %q, want <20", i+1, j, rows[i+1])
+				}
+			}
+		}
+	}
+	if n20 <= small {
+		t.Errorf("k = 20 suppressed %d cells, k = 11 %d", n20, small)
 	}
 }
 
