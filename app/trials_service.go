@@ -134,7 +134,7 @@ func (t *Trials) Open(ctx context.Context, src Source, opts TrialsOptions) (*Tri
 	if err != nil {
 		return nil, err
 	}
-	conn, err := datasets.OpenReadOnly(ctx, path)
+	conn, err := trials.OpenForMatching(ctx, path)
 	if err != nil {
 		return nil, err
 	}

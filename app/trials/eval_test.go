@@ -114,8 +114,8 @@ func TestEvalSIGIRBIRCOPoolNoModel(t *testing.T) {
 		if s.Topics != 50 {
 			t.Errorf("%d topics evaluated, want 50", s.Topics)
 		}
-		if s.NDCG10 < 0.30 {
-			t.Errorf("filters=%v: NDCG@10 %.4f is below the floor 0.30", filters, s.NDCG10)
+		if s.NDCG10 < 0.307 { // 0.3072 measured (issue 21: the faster retrieval must not lower it)
+			t.Errorf("filters=%v: NDCG@10 %.4f is below the floor 0.307", filters, s.NDCG10)
 		}
 	}
 }

@@ -52,8 +52,15 @@ type Options struct {
 	// by criterion (default 20).
 	EligibilityTop int
 	// RowBudget bounds the BM25 work over the whole index: the number of
-	// matched trials summed over the concepts (default 15,000; see
-	// Pipeline.bm25). It does not apply to a pool.
+	// trials bm25() scores, summed over the concepts, rarest first (see
+	// Pipeline.bm25); negative means no bound. It does not apply to a pool.
+	// The default, 4,000, was chosen on development data with
+	// BenchmarkDevRowBudget (the SIGIR-BIRCO dev topics ranked over their
+	// 248 trials among 375,580 synthetic ones): NDCG@10 0.2696 with 4,000
+	// and 0.2722 with the former 15,000 (9 topics; 0.2658 with 6,000 and
+	// 0.2513 with 8,000 and 10,000), the judged relevant trials among the
+	// 2,000 candidates 26 of 59 with 4,000 and 24 with 15,000, for about a
+	// third of the scoring.
 	RowBudget int
 	// NumCtx is the model's context window in tokens for the eligibility
 	// prompts (default 8192); long criteria lists are split to fit.
@@ -70,7 +77,7 @@ func DefaultOptions() Options {
 		InterventionWeight: 1,
 		Extract:            DefaultExtractOptions(),
 		EligibilityTop:     20,
-		RowBudget:          15000,
+		RowBudget:          4000,
 		NumCtx:             8192,
 	}
 }
@@ -140,6 +147,7 @@ type Pipeline struct {
 	opts     Options
 	log      *slog.Logger
 	df       *docFreqs
+	fts      *ftsScorer
 }
 
 // New checks the configuration and returns a pipeline.
@@ -160,9 +168,11 @@ func New(cfg Config) (*Pipeline, error) {
 	if label == "" {
 		label = cfg.Embedder.EmbedderName()
 	}
+	opts := cfg.Options.withDefaults()
 	return &Pipeline{
 		db: cfg.DB, chat: cfg.Chat, model: cfg.Model, emb: cfg.Embedder, items: cfg.Items,
-		embLabel: label, opts: cfg.Options.withDefaults(), log: log, df: newDocFreqs(cfg.DB),
+		embLabel: label, opts: opts, log: log, df: newDocFreqs(cfg.DB),
+		fts: newFTSScorer(cfg.DB, opts.ColumnWeights),
 	}, nil
 }
 
@@ -518,16 +528,63 @@ func searches(q *Query) []search {
 }
 
 // bm25 scores trials as the weighted sum of per-concept BM25 scores:
-// Σ_c w_c · bm25_c(trial). Over the whole index, the cost is the number of
-// trials each concept matches, so the concepts are run from the most
-// specific (fewest trials) on, and a concept that would take the matched
-// rows past [Options.RowBudget] is skipped: on a large registry the
-// commonest words ("disease", "disorder") drop out of the retrieval, which
-// their low inverse document frequency makes nearly free in ranking
-// quality. With a pool every concept is scored over the pool.
+// Σ_c w_c · bm25_c(trial). Over the whole index, the cost is FTS5's bm25()
+// for every trial a concept matches (it reads the trial's length from the
+// index for each), so the concepts are run from the rarest (fewest
+// trials, highest inverse document frequency) on, and a concept whose
+// matches would take the scored rows past [Options.RowBudget] is skipped:
+// on a large registry the commonest words ("disease", "disorder") drop
+// out of the retrieval, which their low inverse document frequency makes
+// nearly free in ranking quality. A concept's cost is all the trials it
+// matches, also past the limit of rows it returns (ordering them by
+// bm25() scores every one). With a pool every concept is scored over the
+// pool.
 func (p *Pipeline) bm25(ctx context.Context, q *Query, pool []int64) (map[int64]float64, []string, error) {
-	limit := max(p.opts.Candidates*5, 10000)
+	limit := p.conceptLimit()
+	list, skipped, err := p.plan(ctx, q, pool)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The concepts run in parallel on the database's connections (the
+	// sum does not depend on the order).
+	out := make(map[int64]float64, 4096)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers())
+	for _, s := range list {
+		g.Go(func() error {
+			buf := p.fts.buffer()
+			defer p.fts.release(buf)
+			if err := p.fts.scores(gctx, s.text, s.df, pool, limit, buf); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, d := range *buf {
+				out[d.doc] += s.weight * d.score
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return out, skipped, nil
+}
+
+// conceptLimit is the number of best trials a concept returns over the
+// whole index.
+func (p *Pipeline) conceptLimit() int { return max(p.opts.Candidates*5, 10000) }
+
+// plan returns the searches of the BM25 stage that run (over the whole
+// index: the rarest first, within the row budget, each with its document
+// frequency; with a pool: all of them, df -1) and the texts of those left
+// out.
+func (p *Pipeline) plan(ctx context.Context, q *Query, pool []int64) ([]search, []string, error) {
 	list := searches(q)
+	for i := range list {
+		list[i].df = -1 // unknown
+	}
 	var skipped []string
 	if pool == nil && p.opts.RowBudget > 0 {
 		for i := range list {
@@ -540,40 +597,16 @@ func (p *Pipeline) bm25(ctx context.Context, q *Query, pool []int64) (map[int64]
 		slices.SortStableFunc(list, func(a, b search) int { return cmp.Compare(a.df, b.df) })
 		used, kept := 0, list[:0]
 		for _, s := range list {
-			rows := min(s.df, limit)
-			if used+rows > p.opts.RowBudget && len(kept) > 0 {
+			if used+s.df > p.opts.RowBudget && len(kept) > 0 {
 				skipped = append(skipped, s.text)
 				continue
 			}
-			used += rows
+			used += s.df
 			kept = append(kept, s)
 		}
 		list = kept
 	}
-	// The concepts run in parallel on the database's connections (the
-	// sum does not depend on the order).
-	out := map[int64]float64{}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers())
-	for _, s := range list {
-		g.Go(func() error {
-			scores, err := conceptScores(gctx, p.db, Concept{Text: s.text}, p.opts.ColumnWeights, pool, limit)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for d, v := range scores {
-				out[d] += s.weight * v
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, nil, err
-	}
-	return out, skipped, nil
+	return list, skipped, nil
 }
 
 // workers is the parallelism of the ranking's CPU-bound steps.

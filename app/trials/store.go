@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/internal/progress"
+	"golang.org/x/sync/errgroup"
 )
 
 // The tables trials live in: trials (one row per trial; doc is the FTS
@@ -687,25 +688,42 @@ func loadTrialsLight(ctx context.Context, db *sql.DB, docs []int64) (map[int64]*
 
 func loadTrialColumns(ctx context.Context, db *sql.DB, docs []int64, columns string,
 	scan func(interface{ Scan(...any) error }) (int64, Trial, error)) (map[int64]*Trial, error) {
-	out := make(map[int64]*Trial, len(docs))
-	for start := 0; start < len(docs); start += 500 {
-		chunk := docs[start:min(start+500, len(docs))]
-		rows, err := db.QueryContext(ctx, `SELECT `+columns+` FROM trials WHERE doc IN (`+intList(chunk)+`)`)
-		if err != nil {
-			return nil, fmt.Errorf("load trials: %w", err)
-		}
-		for rows.Next() {
-			doc, t, err := scan(rows)
+	// Chunks of 500 trials, read in parallel on the pool's connections
+	// (the ranking reads 2,000 candidates).
+	const chunk = 500
+	parts := make([][]*Trial, (len(docs)+chunk-1)/chunk)
+	partDocs := make([][]int64, len(parts))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers())
+	for i := range parts {
+		ids := docs[i*chunk : min((i+1)*chunk, len(docs))]
+		g.Go(func() error {
+			rows, err := db.QueryContext(gctx, `SELECT `+columns+` FROM trials WHERE doc IN (`+intList(ids)+`)`)
 			if err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("load trials: %w", err)
+				return fmt.Errorf("load trials: %w", err)
 			}
-			out[doc] = &t
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("load trials: %w", err)
+			defer rows.Close()
+			for rows.Next() {
+				doc, t, err := scan(rows)
+				if err != nil {
+					return fmt.Errorf("load trials: %w", err)
+				}
+				parts[i] = append(parts[i], &t)
+				partDocs[i] = append(partDocs[i], doc)
+			}
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("load trials: %w", err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*Trial, len(docs))
+	for i := range parts {
+		for j, t := range parts[i] {
+			out[partDocs[i][j]] = t
 		}
 	}
 	return out, nil
