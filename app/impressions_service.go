@@ -7,6 +7,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/impression"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/export"
 )
 
 // ImpressionsService is what a front end does with impression generation:
@@ -23,6 +24,10 @@ type ImpressionsService interface {
 	Generator(corpus *impression.Corpus, opts impression.Options) (ImpressionGenerator, error)
 	// ChatModel is the configured chat model, for the provenance.
 	ChatModel() string
+	// Export writes impressions with their iterations and similar reports
+	// to a workbook, recorded in the audit trail; progress (may be nil)
+	// gets the rows written.
+	Export(ctx context.Context, path string, rows []impression.ExportRow, opts impression.Options, prov export.Provenance, progress func(rows int64)) (export.Summary, error)
 }
 
 // ImpressionGenerator writes the impression of one report's findings:
@@ -42,6 +47,14 @@ type Impressions struct{ ws *Workspace }
 
 // Impressions returns the workspace's impression-generation service.
 func (ws *Workspace) Impressions() *Impressions { return &Impressions{ws: ws} }
+
+// Export writes impressions to a workbook (impression.ExportWorkbook); the
+// export is recorded in the audit trail before the workbook is put in
+// place.
+func (im *Impressions) Export(ctx context.Context, path string, rows []impression.ExportRow, opts impression.Options, prov export.Provenance, progress func(rows int64)) (export.Summary, error) {
+	xopts := im.ws.ExportOptions(ctx, prov.DataSource, map[string]any{"what": "impressions", "impressions": len(rows)}, export.Options{Progress: progress})
+	return impression.ExportWorkbook(ctx, path, rows, opts, prov, xopts)
+}
 
 // Import imports radiology reports (Open-i CSV or XML, plain-text reports,
 // a directory or archive of them) into the report corpus of a source's

@@ -545,7 +545,7 @@ func (s *ImpressionsScreen) ExportWorkbook(path string) {
 		}
 	}
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
-		_, err := impression.ExportWorkbook(ctx, path, rows, impressionOptionsForExport(opts), prov, func(n int64) {
+		_, err := s.imps.Export(ctx, path, rows, impressionOptionsForExport(opts), prov, func(n int64) {
 			report(progress.Report{Stage: "Writing " + path, Done: n, Unit: "rows"})
 		})
 		return err

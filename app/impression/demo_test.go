@@ -75,7 +75,7 @@ func TestExportWorkbook(t *testing.T) {
 	}
 	rows := []ExportRow{{UID: "a", Result: res, Final: "Edited impression."}, {UID: "b", Result: res, Reference: "Normal."},
 		{UID: "c", Result: flagged}, {UID: "d", Result: flagged, Final: "Cardiomegaly and small left pleural effusion."}}
-	if _, err := ExportWorkbook(context.Background(), out, rows, p.Options(), export.Provenance{AppVersion: "test", DataSource: "demo"}, nil); err != nil {
+	if _, err := ExportWorkbook(context.Background(), out, rows, p.Options(), export.Provenance{AppVersion: "test", DataSource: "demo"}, export.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	wb, err := excelize.OpenFile(out)

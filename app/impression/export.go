@@ -45,8 +45,9 @@ func (r ExportRow) contradictions() []Contradiction {
 // score, response) and the similar reports used to an .xlsx workbook with
 // a Provenance sheet (atomic: an error or a cancellation leaves no file).
 // The caller fills prov (app version, data source, models); the pipeline's
-// settings are added to it.
-func ExportWorkbook(ctx context.Context, path string, rows []ExportRow, opts Options, prov export.Provenance, progress func(int64)) (export.Summary, error) {
+// settings are added to it. xopts are the caller's export options
+// (progress, the audit record before commit).
+func ExportWorkbook(ctx context.Context, path string, rows []ExportRow, opts Options, prov export.Provenance, xopts export.Options) (export.Summary, error) {
 	impressions := export.Table{
 		Name: "Impressions",
 		Columns: []string{"uid", "findings", "observations", "impression", "source", "edited", "score_rouge1",
@@ -105,7 +106,7 @@ func ExportWorkbook(ctx context.Context, path string, rows []ExportRow, opts Opt
 		prov.Add("Mode", "retrieval only (no model): impressions are retrieved, not generated")
 	}
 	prov.Add("Impressions exported", len(rows))
-	return export.WriteWorkbook(ctx, path, []export.Table{impressions, iterations, examples}, prov, export.Options{Progress: progress})
+	return export.WriteWorkbook(ctx, path, []export.Table{impressions, iterations, examples}, prov, xopts)
 }
 
 func exampleRows(rows []ExportRow) iter.Seq2[[]any, error] {
