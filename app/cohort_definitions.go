@@ -103,7 +103,7 @@ func (c *Cohort) Table1(ctx context.Context, src Source, query string, opts coho
 			return nil, err
 		}
 		if col == "" {
-			return nil, errors.New("Table 1 needs a result with a column that identifies patients (subject_id or person_id)")
+			return nil, errors.New("a Table 1 needs a result with a column that identifies patients (subject_id or person_id)")
 		}
 		opts.PatientColumn = col
 	}

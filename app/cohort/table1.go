@@ -162,18 +162,18 @@ type Table1 struct {
 func ComputeTable1(ctx context.Context, q Querier, opts Table1Options) (*Table1, error) {
 	stmt := strings.TrimRight(strings.TrimSpace(opts.Query), "; \t\n")
 	if stmt == "" {
-		return nil, errors.New("Table 1: there is no cohort statement to describe")
+		return nil, errors.New("make Table 1: there is no cohort statement to describe")
 	}
 	pcol := opts.PatientColumn
 	if pcol == "" {
-		return nil, errors.New("Table 1: the result has no column that identifies a patient")
+		return nil, errors.New("make Table 1: the result has no column that identifies a patient")
 	}
 	labs := opts.Labs
 	if labs == nil {
 		labs = DefaultTable1Labs
 	}
 	if len(labs) > table1MaxLabs {
-		return nil, fmt.Errorf("Table 1: at most %d lab tests can be described (%d chosen)", table1MaxLabs, len(labs))
+		return nil, fmt.Errorf("make Table 1: at most %d lab tests can be described (%d chosen)", table1MaxLabs, len(labs))
 	}
 	topDx, topRx := topN(opts.TopDiagnoses), topN(opts.TopMedications)
 
@@ -183,17 +183,17 @@ func ComputeTable1(ctx context.Context, q Querier, opts Table1Options) (*Table1,
 	}
 	qcols, err := columnsOf(ctx, q, "("+stmt+")")
 	if err != nil {
-		return nil, fmt.Errorf("Table 1: run the cohort statement: %w", err)
+		return nil, fmt.Errorf("make Table 1: run the cohort statement: %w", err)
 	}
 	if !qcols[strings.ToLower(pcol)] {
-		return nil, fmt.Errorf("Table 1: the cohort's result has no column %s", pcol)
+		return nil, fmt.Errorf("make Table 1: the cohort's result has no column %s", pcol)
 	}
 	b := table1SQL{s: s, stmt: stmt, pcol: datasets.QuoteIdent(pcol), hadm: qcols["hadm_id"]}
 	switch st := opts.Stratify; st {
 	case "", StratifySex, StratifyCohort:
 	default:
 		if !qcols[strings.ToLower(st)] {
-			return nil, fmt.Errorf("Table 1: the cohort's result has no column %s to stratify by", st)
+			return nil, fmt.Errorf("make Table 1: the cohort's result has no column %s to stratify by", st)
 		}
 		b.strat = datasets.QuoteIdent(st)
 	}
@@ -206,7 +206,7 @@ func ComputeTable1(ctx context.Context, q Querier, opts Table1Options) (*Table1,
 	}
 	t.Patients = int64(len(pats))
 	if t.Patients == 0 {
-		return nil, errors.New("Table 1: the cohort statement selects no patients")
+		return nil, errors.New("make Table 1: the cohort statement selects no patients")
 	}
 	idx, err := t.assignStrata(pats, opts.Stratify)
 	if err != nil {
@@ -304,7 +304,7 @@ func readTable1Schema(ctx context.Context, q Querier) (t1Schema, error) {
 	}
 	pat, adm := has("patients"), has("admissions")
 	if pat == nil || adm == nil || !pat["subject_id"] || !pat["gender"] || !adm["hadm_id"] || !adm["admittime"] {
-		return s, errors.New("Table 1 describes MIMIC-IV-shaped sources (tables patients and admissions) for now; this source does not have them")
+		return s, errors.New("make Table 1: it describes MIMIC-IV-shaped sources (tables patients and admissions) for now; this source does not have them")
 	}
 	if ctx.Err() != nil {
 		return s, ctx.Err()
@@ -393,7 +393,6 @@ type t1Patient struct {
 	admType          string
 	labs             []float64
 	labOK            []bool
-	stratumIdx       int
 	stratumAvailable bool
 }
 
@@ -421,10 +420,10 @@ func (b table1SQL) patients(ctx context.Context, q Querier, labs []string) ([]*t
 	sel.WriteString("\nFROM pop LEFT JOIN patients p ON p.subject_id = pop.pid LEFT JOIN idx ON idx.pid = pop.pid LEFT JOIN admissions a ON a.hadm_id = idx.hadm_id ORDER BY pop.pid")
 	res, err := q.Query(ctx, sel.String())
 	if err != nil {
-		return nil, fmt.Errorf("Table 1: read the patients: %w", err)
+		return nil, fmt.Errorf("make Table 1: read the patients: %w", err)
 	}
 	if res.Truncated || len(res.Rows) > Table1MaxPatients {
-		return nil, fmt.Errorf("Table 1: more than %d patients (or a result larger than the query limits allow) to describe", min(Table1MaxPatients, len(res.Rows)))
+		return nil, fmt.Errorf("make Table 1: more than %d patients (or a result larger than the query limits allow) to describe", min(Table1MaxPatients, len(res.Rows)))
 	}
 	out := make([]*t1Patient, 0, len(res.Rows))
 	for _, r := range res.Rows {
@@ -451,14 +450,14 @@ func (b table1SQL) labInfo(ctx context.Context, q Querier, lab string) (label, u
 	label = lab
 	res, err := q.Query(ctx, "SELECT MIN(label) FROM d_labitems WHERE itemid IN ("+b.labItems(lab)+")")
 	if err != nil {
-		return "", "", fmt.Errorf("Table 1: read the lab test %s: %w", lab, err)
+		return "", "", fmt.Errorf("make Table 1: read the lab test %s: %w", lab, err)
 	}
 	if len(res.Rows) > 0 && valueText(res.Rows[0][0]) != "" {
 		label = valueText(res.Rows[0][0])
 	}
 	res, err = q.Query(ctx, "SELECT valueuom FROM labevents WHERE itemid IN ("+b.labItems(lab)+") AND valueuom IS NOT NULL AND valueuom <> '' GROUP BY valueuom ORDER BY COUNT(*) DESC, valueuom LIMIT 1")
 	if err != nil {
-		return "", "", fmt.Errorf("Table 1: read the unit of %s: %w", lab, err)
+		return "", "", fmt.Errorf("make Table 1: read the unit of %s: %w", lab, err)
 	}
 	if len(res.Rows) > 0 {
 		unit = valueText(res.Rows[0][0])
@@ -493,7 +492,7 @@ func (b table1SQL) top(ctx context.Context, q Querier, t *Table1, idx map[string
 		" GROUP BY 1 ORDER BY 3 DESC, 1 LIMIT " + strconv.Itoa(limit)
 	res, err := q.Query(ctx, topQ)
 	if err != nil {
-		return fmt.Errorf("Table 1: the most frequent %s: %w", what, err)
+		return fmt.Errorf("make Table 1: the most frequent %s: %w", what, err)
 	}
 	if len(res.Rows) == 0 {
 		t.Notes = append(t.Notes, "No "+what+" are recorded at the patients' index admissions.")
@@ -521,10 +520,10 @@ func (b table1SQL) top(ctx context.Context, q Querier, t *Table1, idx map[string
 	who := b.with() + "SELECT DISTINCT idx.pid, " + key + " AS k FROM " + join + " WHERE " + key + " IN (" + strings.Join(quoted, ", ") + ")"
 	rows, err := q.Query(ctx, who)
 	if err != nil {
-		return fmt.Errorf("Table 1: the patients with the most frequent %s: %w", what, err)
+		return fmt.Errorf("make Table 1: the patients with the most frequent %s: %w", what, err)
 	}
 	if rows.Truncated {
-		return fmt.Errorf("Table 1: too many patients with the most frequent %s for the query limits", what)
+		return fmt.Errorf("make Table 1: too many patients with the most frequent %s for the query limits", what)
 	}
 	has := make([]map[string]bool, len(keys))
 	for i := range has {
@@ -585,7 +584,7 @@ func (t *Table1) assignStrata(pats []*t1Patient, stratify string) (map[string]in
 		names = []string{"Cohort", "Rest"}
 	}
 	if len(names) > table1MaxStrata {
-		return nil, fmt.Errorf("Table 1: %s has %d different values; at most %d strata can be shown", stratify, len(names), table1MaxStrata)
+		return nil, fmt.Errorf("make Table 1: %s has %d different values; at most %d strata can be shown", stratify, len(names), table1MaxStrata)
 	}
 	pos := map[string]int{}
 	for i, n := range names {
