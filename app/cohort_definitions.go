@@ -197,7 +197,36 @@ func (c *Cohort) Save(ctx context.Context, src Source, ans *cohort.Answer, name 
 		return cohort.Definition{}, err
 	}
 	c.ws.logger.Info("cohort definition saved", "id", d.ID, "source", src.Name, "rows", counts.Rows, "patients", counts.Patients)
-	return d, nil
+	return c.shown(d), nil
+}
+
+// countsMinCell is the minimum cell size the counts of a definition are
+// shown and exported under: the k of its source when that source shows
+// aggregates only, else 0 (exact).
+func (c *Cohort) countsMinCell(d cohort.Definition) int {
+	src, ok := c.ws.Source(d.Source.Name)
+	if !ok {
+		return 0
+	}
+	return c.Table1MinCell(src)
+}
+
+// shown returns a definition as its source's policy lets it be shown and
+// leave the workspace: for an aggregate-only source, its counts below k
+// are suppressed (the workspace's file keeps them exact, to compare runs).
+func (c *Cohort) shown(d cohort.Definition) cohort.Definition {
+	k := c.countsMinCell(d)
+	if k < 2 {
+		return d
+	}
+	d.Counts = d.Counts.Under(k)
+	runs := make([]cohort.DefinitionRun, len(d.Runs))
+	for i, r := range d.Runs {
+		r.Counts = r.Counts.Under(k)
+		runs[i] = r
+	}
+	d.Runs = runs
+	return d
 }
 
 // List returns the saved definitions.
@@ -205,11 +234,21 @@ func (c *Cohort) List(ctx context.Context) ([]cohort.Definition, []error, error)
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return c.store().List()
+	defs, problems, err := c.store().List()
+	for i := range defs {
+		defs[i] = c.shown(defs[i])
+	}
+	return defs, problems, err
 }
 
-// Load returns a saved definition.
-func (c *Cohort) Load(id string) (cohort.Definition, error) { return c.store().Load(id) }
+// Load returns a saved definition (see shown).
+func (c *Cohort) Load(id string) (cohort.Definition, error) {
+	d, err := c.store().Load(id)
+	if err != nil {
+		return d, err
+	}
+	return c.shown(d), nil
+}
 
 // Rerun runs a saved definition again on its source.
 func (c *Cohort) Rerun(ctx context.Context, id string) (cohort.Rerun, error) {
@@ -244,8 +283,14 @@ func (c *Cohort) Rerun(ctx context.Context, id string) (cohort.Rerun, error) {
 	if err := st.Save(d); err != nil {
 		return cohort.Rerun{}, err
 	}
-	out.Definition = d
 	c.ws.logger.Info("cohort definition run again", "id", d.ID, "source", src.Name, "changes", out.Changes())
+	out.Definition = c.shown(d)
+	if k := c.countsMinCell(d); k >= 2 {
+		out.Then, out.Now = out.Then.Under(k), out.Now.Under(k)
+		if out.Previous != nil {
+			out.Previous.Counts = out.Previous.Counts.Under(k)
+		}
+	}
 	return out, nil
 }
 
@@ -256,6 +301,7 @@ func (c *Cohort) ExportFile(ctx context.Context, id, path string) error {
 	if err != nil {
 		return err
 	}
+	d = c.shown(d)
 	data, err := d.Marshal()
 	if err != nil {
 		return err
@@ -323,5 +369,5 @@ func (c *Cohort) ImportFile(ctx context.Context, path, source string) (cohort.De
 	if err := st.Save(d); err != nil {
 		return cohort.Definition{}, err
 	}
-	return d, nil
+	return c.shown(d), nil
 }

@@ -209,3 +209,45 @@ func TestDefinitionExportImportRerun(t *testing.T) {
 		t.Errorf("second import %q (first %q): %v", imp2.ID, imp.ID, err)
 	}
 }
+
+// TestDefinitionCountsOfAnAggregateOnlySource: a cohort of 5 patients on
+// an aggregate-only source is shown and exported as "<11"; the workspace
+// keeps the exact counts to compare runs.
+func TestDefinitionCountsOfAnAggregateOnlySource(t *testing.T) {
+	ctx := context.Background()
+	ws, src := demoWorkspace(t)
+	if err := ws.Data().SetPolicy(DemoSourceName, disclosure.Policy{Access: disclosure.AggregateOnly}); err != nil {
+		t.Fatal(err)
+	}
+	src = source(t, ws, src.Name)
+	const few = "SELECT subject_id FROM patients WHERE subject_id IN (SELECT subject_id FROM patients ORDER BY subject_id LIMIT 5)"
+	d, err := ws.Cohort().Save(ctx, src, &cohort.Answer{Question: "five", SQL: few}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Counts.Text(); got != "<11 rows, <11 patients" {
+		t.Errorf("saved counts shown as %q", got)
+	}
+	exact, err := ws.Cohort().store().Load(d.ID)
+	if err != nil || exact.Counts.Rows != 5 || exact.Counts.Patients != 5 {
+		t.Fatalf("the workspace's file holds %+v (%v), want the exact counts", exact.Counts, err)
+	}
+	file := filepath.Join(t.TempDir(), "few.json")
+	if err := ws.Cohort().ExportFile(ctx, d.ID, file); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cohort.ReadDefinition(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Counts.Rows != 0 || out.Counts.Patients != 0 || out.Counts.SuppressedBelow != 11 {
+		t.Errorf("exported counts %+v", out.Counts)
+	}
+	rr, err := ws.Cohort().Rerun(ctx, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rr.Changes(); got != "rows <11 → <11; patients <11 → <11" {
+		t.Errorf("changes %q", got)
+	}
+}

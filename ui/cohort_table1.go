@@ -230,13 +230,7 @@ func (x *cohortExtras) savedPanel() fyne.CanvasObject {
 	return container.NewBorder(top, nil, nil, nil, x.savedList)
 }
 
-func definitionCounts(c cohort.DefinitionCounts) string {
-	s := formatCount(c.Rows) + " rows"
-	if c.Patients >= 0 {
-		s += ", " + formatCount(c.Patients) + " patients"
-	}
-	return s
-}
+func definitionCounts(c cohort.DefinitionCounts) string { return c.Text() }
 
 func (x *cohortExtras) enableSaved() {
 	for _, b := range []*widget.Button{x.rerunBtn, x.loadBtn, x.fileExport} {

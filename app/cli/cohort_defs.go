@@ -80,7 +80,7 @@ func newCohortSaveCmd(f *Factory) *cobra.Command {
 			if asJSON {
 				return writeCohortJSON(f.Out, d)
 			}
-			fmt.Fprintf(f.Out, "Saved %s: %s\n", d.ID, countsText(d.Counts))
+			fmt.Fprintf(f.Out, "Saved %s: %s\n", d.ID, d.Counts.Text())
 			return nil
 		},
 	}
@@ -126,9 +126,9 @@ func newCohortListCmd(f *Factory) *cobra.Command {
 			for _, d := range defs {
 				last := "-"
 				if n := len(d.Runs); n > 0 {
-					last = d.Runs[n-1].At.Local().Format("2006-01-02 15:04") + ": " + countsText(d.Runs[n-1].Counts)
+					last = d.Runs[n-1].At.Local().Format("2006-01-02 15:04") + ": " + d.Runs[n-1].Counts.Text()
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.Source.Name, d.Created.Local().Format("2006-01-02 15:04"), countsText(d.Counts), last)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.Source.Name, d.Created.Local().Format("2006-01-02 15:04"), d.Counts.Text(), last)
 			}
 			return tw.Flush()
 		},
@@ -153,9 +153,13 @@ func newCohortRerunCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeCohortJSON(f.Out, map[string]any{"id": rr.Definition.ID, "source": rr.Definition.Source.Name,
+				out := map[string]any{"id": rr.Definition.ID, "source": rr.Definition.Source.Name,
 					"created": rr.Definition.Created, "then": rr.Then, "previous": rr.Previous, "now": rr.Now,
-					"rows_change": rr.Now.Rows - rr.Then.Rows, "patients_change": rr.Now.Patients - rr.Then.Patients})
+					"rows_change": nil, "patients_change": nil, "changes": rr.Changes()}
+				if rr.Then.SuppressedBelow == 0 && rr.Now.SuppressedBelow == 0 { // exact counts
+					out["rows_change"], out["patients_change"] = rr.Now.Rows-rr.Then.Rows, rr.Now.Patients-rr.Then.Patients
+				}
+				return writeCohortJSON(f.Out, out)
 			}
 			fmt.Fprintf(f.Out, "%s on %s (saved %s): %s\n", rr.Definition.ID, rr.Definition.Source.Name,
 				rr.Definition.Created.Local().Format("2006-01-02 15:04"), rr.Changes())
@@ -205,7 +209,7 @@ func newCohortImportCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(f.Out, "Imported %s to run on %s (counts where it was made: %s); run it with 'clinsight cohort rerun %s'\n",
-				d.ID, d.Source.Name, countsText(d.Counts), d.ID)
+				d.ID, d.Source.Name, d.Counts.Text(), d.ID)
 			return nil
 		},
 	}
@@ -308,15 +312,6 @@ Exports suppress counts below the source's minimum cell size (11).`,
 	cmd.Flags().StringVar(&xlsx, "xlsx", "", "also write the table to this Excel workbook")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the table as JSON")
 	return cmd
-}
-
-// countsText renders counts as "412 rows, 120 patients".
-func countsText(c cohort.DefinitionCounts) string {
-	s := fmt.Sprintf("%d rows", c.Rows)
-	if c.Patients >= 0 {
-		s += fmt.Sprintf(", %d patients", c.Patients)
-	}
-	return s
 }
 
 // writeCohortJSON prints v as indented JSON.

@@ -89,6 +89,48 @@ type DefinitionCounts struct {
 	// no patient column); PatientColumn names that column.
 	Patients      int64  `json:"patients"`
 	PatientColumn string `json:"patient_column,omitempty"`
+	// SuppressedBelow, when at least 2, says that counts below it were
+	// replaced by 0 (a source whose data may be seen only as aggregates):
+	// a 0 then reads "<k".
+	SuppressedBelow int `json:"suppressed_below,omitempty"`
+}
+
+// Under returns the counts as a source that shows aggregates only under
+// a minimum cell size k may show them: counts from 1 to k−1 become 0 and
+// SuppressedBelow is k. k < 2 returns c unchanged.
+func (c DefinitionCounts) Under(k int) DefinitionCounts {
+	if k < 2 {
+		return c
+	}
+	small := func(n int64) bool { return n >= 1 && n < int64(k) }
+	if small(c.Rows) {
+		c.Rows = 0
+	}
+	if small(c.Patients) {
+		c.Patients = 0
+	}
+	c.SuppressedBelow = k
+	return c
+}
+
+// count renders one count ("<k" when suppressed).
+func (c DefinitionCounts) count(n int64) string {
+	if n == 0 && c.SuppressedBelow >= 2 {
+		return "<" + strconv.Itoa(c.SuppressedBelow)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// hidden reports whether a count is suppressed.
+func (c DefinitionCounts) hidden(n int64) bool { return n == 0 && c.SuppressedBelow >= 2 }
+
+// Text renders the counts: "412 rows, 120 patients" (or "<11 rows").
+func (c DefinitionCounts) Text() string {
+	s := c.count(c.Rows) + " rows"
+	if c.Patients >= 0 {
+		s += ", " + c.count(c.Patients) + " patients"
+	}
+	return s
 }
 
 // DefinitionRun is one later run.
@@ -120,8 +162,12 @@ type Rerun struct {
 // Changes says how the counts changed since the definition was made, in
 // words ("rows 412 → 415 (+3); patients 120 → 121 (+1)").
 func (r Rerun) Changes() string {
+	then, now := r.Then, r.Now
 	d := func(what string, a, b int64) string {
-		if a == b {
+		switch {
+		case then.hidden(a) || now.hidden(b):
+			return fmt.Sprintf("%s %s → %s", what, then.count(a), now.count(b))
+		case a == b:
 			return fmt.Sprintf("%s %d (unchanged)", what, b)
 		}
 		return fmt.Sprintf("%s %d → %d (%+d)", what, a, b, b-a)
