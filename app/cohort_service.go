@@ -141,7 +141,7 @@ func (c *Cohort) Open(ctx context.Context, src Source, opts CohortOptions) (Coho
 	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	return &auditedSession{Pipeline: p, ws: c.ws, src: src}, nil
 }
 
 // Pipeline builds the cohort-discovery pipeline of a source: its retrieval

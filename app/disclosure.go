@@ -66,7 +66,20 @@ type Disclosed struct {
 // exact; an aggregate-only source's result comes back small-cell
 // suppressed, and a patient-level one (rows of records, or identifier
 // columns) is refused with a *disclosure.AggregateOnlyError.
+//
+// Every statement run this way is recorded in the audit trail (the SQL,
+// the rows returned, the suppression applied); a result whose record
+// cannot be written is not returned.
 func (d *Data) QueryDisclosed(ctx context.Context, src Source, query string, limits datasets.RunnerOptions) (Disclosed, error) {
+	out, err := d.queryDisclosed(ctx, src, query, limits)
+	if rerr := d.recordQuery(ctx, src, query, out, err); rerr != nil {
+		return Disclosed{Policy: out.Policy}, errors.Join(err, rerr)
+	}
+	return out, err
+}
+
+// queryDisclosed is QueryDisclosed without the audit record.
+func (d *Data) queryDisclosed(ctx context.Context, src Source, query string, limits datasets.RunnerOptions) (Disclosed, error) {
 	pol := d.Policy(src)
 	res, err := d.query(ctx, src, query, limits)
 	if err != nil {

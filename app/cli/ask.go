@@ -50,7 +50,7 @@ without SQL.`,
 				return err
 			}
 			pp := newProgressPrinter(f.Err)
-			p, err := ws.Cohort().Pipeline(ctx, src, app.CohortOptions{Model: model, TopK: k, MaxAttempts: attempts, Progress: pp.Report})
+			p, err := ws.Cohort().Open(ctx, src, app.CohortOptions{Model: model, TopK: k, MaxAttempts: attempts, Progress: pp.Report})
 			pp.Done()
 			if err != nil {
 				return err
