@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -24,6 +25,9 @@ const (
 	maxValueWords = 24
 	// maxColumnValues caps the distinct values kept per column.
 	maxColumnValues = 250_000
+	// maxSpellings caps the stored spellings kept per normalized value
+	// (value grounding checks a literal against them byte for byte).
+	maxSpellings = 16
 )
 
 // valueColumn is one indexed text column.
@@ -36,6 +40,15 @@ type valueColumn struct {
 type valueEntry struct {
 	cols []int32 // indexes into valueIndex.cols
 	text string  // the value as first seen
+	// spell lists the stored spellings of the value in each column
+	// ("Aspirin" in one, "aspirin" in another), at most maxSpellings.
+	spell []spelling
+}
+
+// spelling is one stored spelling of a normalized value in one column.
+type spelling struct {
+	col  int32 // index into valueIndex.cols
+	text string
 }
 
 // valueMatch is a phrase of the question that is a stored value.
@@ -157,6 +170,9 @@ func (vi *valueIndex) add(value string, col int32) {
 	if e == nil {
 		e = &valueEntry{text: value}
 		vi.exact[key] = e
+	}
+	if len(e.spell) < maxSpellings && !slices.Contains(e.spell, spelling{col, value}) {
+		e.spell = append(e.spell, spelling{col, value})
 	}
 	for _, c := range e.cols {
 		if c == col {
