@@ -601,7 +601,11 @@ func (s *CohortScreen) runSQL(p app.CohortSession, query string) {
 
 // ExportCohort writes the last result with its attempts, retrieval and
 // provenance to an Excel workbook at path, with progress and Cancel.
-func (s *CohortScreen) ExportCohort(path string) {
+func (s *CohortScreen) ExportCohort(path string) { s.exportCohort(path, app.ExportOptions{}) }
+
+// exportCohort exports under the source's disclosure policy: a
+// patient-level cohort after the user confirms it (export_confirm.go).
+func (s *CohortScreen) exportCohort(path string, opts app.ExportOptions) {
 	ans := s.last
 	if ans == nil || ans.Result == nil {
 		return
@@ -609,11 +613,19 @@ func (s *CohortScreen) ExportCohort(path string) {
 	total := int64(len(ans.Result.Rows))
 	src, _ := s.sourceNamed(s.source)
 	runTask(s.ctx, s.window, "Export cohort", func(ctx context.Context, report progress.Func) error {
-		_, err := s.cohorts.Export(ctx, path, ans, app.ExportOptions{Source: src, Version: s.version, Progress: func(n int64) {
+		opts.Source, opts.Version = src, s.version
+		opts.Progress = func(n int64) {
 			report(progress.Report{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
-		}})
+		}
+		_, err := s.cohorts.Export(ctx, path, ans, opts)
 		return err
 	}, func(err error) {
+		if pl := patientLevelOf(err); pl != nil && !opts.PatientLevel {
+			confirmPatientLevel(s.window, pl, func(shift bool) {
+				s.exportCohort(path, app.ExportOptions{PatientLevel: true, ShiftDates: shift})
+			})
+			return
+		}
 		if err != nil {
 			showError(s.window, err)
 			return

@@ -298,8 +298,12 @@ func resultSummary(res *datasets.Result) string {
 }
 
 // ExportResult writes the last SQL result to an Excel workbook at path,
-// with progress and Cancel.
-func (s *DataScreen) ExportResult(path string) {
+// with progress and Cancel, under the source's disclosure policy: a
+// patient-level result is exported after the user confirms it
+// (export_confirm.go).
+func (s *DataScreen) ExportResult(path string) { s.exportResult(path, app.ExportOptions{}) }
+
+func (s *DataScreen) exportResult(path string, opts app.ExportOptions) {
 	res, query := s.lastResult, s.lastSQL
 	if res == nil {
 		return
@@ -310,11 +314,19 @@ func (s *DataScreen) ExportResult(path string) {
 	prov.Add("Rows", len(res.Rows))
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		total := int64(len(res.Rows))
-		_, err := s.data.Export(ctx, path, res, prov, app.ExportOptions{Source: src, Query: query, Progress: func(n int64) {
+		opts.Source, opts.Query = src, query
+		opts.Progress = func(n int64) {
 			report(progress.Report{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
-		}})
+		}
+		_, err := s.data.Export(ctx, path, res, prov, opts)
 		return err
 	}, func(err error) {
+		if pl := patientLevelOf(err); pl != nil && !opts.PatientLevel {
+			confirmPatientLevel(s.window, pl, func(shift bool) {
+				s.exportResult(path, app.ExportOptions{PatientLevel: true, ShiftDates: shift})
+			})
+			return
+		}
 		if err != nil {
 			showError(s.window, err)
 			return

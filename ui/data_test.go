@@ -95,6 +95,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "result.xlsx")
 	onUI(t, func(testing.TB) { s.ExportResult(out) })
+	confirmPatientLevelExport(t, s.window, false, "subject_id") // patient-level rows (export_confirm_test.go)
 	waitUntil(t, "the export", func() bool { return strings.Contains(s.resultStatus.Text, "\nExported ") })
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
@@ -102,7 +103,7 @@ func TestDataScreenListsBrowsesAndQueries(t *testing.T) {
 	}
 	defer wb.Close()
 	rows, _ := wb.GetRows("Results")
-	if len(rows) != 3 || rows[1][0] != "1" || rows[2][1] != "M" || rows[1][2] != "2180-01-02 03:04:05" {
+	if len(rows) != 3 || len(rows[1][0]) != 16 || rows[1][0] == "1" || rows[2][1] != "M" || rows[1][2] != "2180-01-02 03:04:05" { // subject_id pseudonymised
 		t.Errorf("exported rows = %v", rows)
 	}
 	if names := wb.GetSheetList(); len(names) != 2 || names[1] != "Provenance" {
@@ -212,6 +213,7 @@ func TestDataScreenOnDemoWorkspace(t *testing.T) {
 	})
 	out := filepath.Join(t.TempDir(), "labs.xlsx")
 	onUI(t, func(testing.TB) { s.ExportResult(out) })
+	confirmPatientLevelExport(t, s.window, false, "subject_id") // patient-level rows (export_confirm_test.go)
 	waitUntil(t, "the export", func() bool { return strings.Contains(s.resultStatus.Text, "\nExported ") })
 	wb, err := excelize.OpenFile(out)
 	if err != nil {
@@ -224,7 +226,7 @@ func TestDataScreenOnDemoWorkspace(t *testing.T) {
 	}
 	onUI(t, func(t testing.TB) {
 		for i, r := range s.lastResult.Rows {
-			if rows[i+1][0] != fmt.Sprint(r[0]) || rows[i+1][2] != fmt.Sprint(r[2]) {
+			if rows[i+1][1] != fmt.Sprint(r[1]) || rows[i+1][2] != fmt.Sprint(r[2]) { // subject_id (column 0) pseudonymised
 				t.Fatalf("row %d differs: workbook %v, result %v", i, rows[i+1], r)
 			}
 		}

@@ -161,3 +161,51 @@ func TestAskAggregateOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregateOnlyOnPostgres: the individuals behind each row are counted
+// by PostgreSQL itself (the augmented query, qualified when subject_id is
+// ambiguous), checked against a hand-written reference query.
+func TestAggregateOnlyOnPostgres(t *testing.T) {
+	_, _, dsn := mimicOnPostgres(t)
+	ws := t.TempDir()
+	if _, stderr, code := run(t, ws, "sources", "add", "pg", "--postgres", dsn, "--schemas", "mimiciv_hosp,mimiciv_icu", "--password-env", "CLI_READER_PW"); code != 0 {
+		t.Fatalf("sources add: %s", stderr)
+	}
+	type result struct {
+		Rows       [][]any `json:"rows"`
+		Suppressed []any   `json:"suppressed"`
+		Individual string  `json:"individual_column"`
+	}
+	sql := func(q string) result {
+		t.Helper()
+		out, stderr, code := run(t, ws, "sql", "--db", "pg", "--json", q)
+		var r result
+		if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("%s: %d %s %s", q, code, out, stderr)
+		}
+		return r
+	}
+	join := " FROM admissions a JOIN patients p ON p.subject_id = a.subject_id WHERE a.admission_type = 'ELECTIVE' GROUP BY p.gender ORDER BY 1"
+	ref := sql("SELECT p.gender, count(*), count(DISTINCT a.subject_id)" + join)
+	run(t, ws, "sources", "set", "pg", "--access", "aggregate-only")
+	got := sql("SELECT p.gender, count(*)" + join)
+	if got.Individual != "a.subject_id" || len(got.Rows) != len(ref.Rows) || len(ref.Rows) == 0 {
+		t.Fatalf("individuals counted by %q, rows %v (reference %v)", got.Individual, got.Rows, ref.Rows)
+	}
+	small := 0
+	for i, r := range ref.Rows {
+		n, ind := r[1].(float64), r[2].(float64)
+		if n < 11 || ind < 11 {
+			small++
+			if got.Rows[i][1] != "<11" {
+				t.Errorf("row %v (reference %v) not suppressed", got.Rows[i], r)
+			}
+		} else if small == 0 && len(ref.Rows) > 1 && got.Rows[i][1] != n && got.Rows[i][1] != "<11" {
+			t.Errorf("row %v, reference %v", got.Rows[i], r)
+		}
+	}
+	t.Logf("reference %v, shown %v, %d small groups", ref.Rows, got.Rows, small)
+	if _, stderr, code := run(t, ws, "sql", "--db", "pg", "SELECT subject_id FROM patients"); code != 1 || !strings.Contains(stderr, "aggregate-only") {
+		t.Errorf("patient-level rows on PostgreSQL: %d %s", code, stderr)
+	}
+}

@@ -103,7 +103,7 @@ func TestPostgresSource(t *testing.T) {
 	}
 
 	xlsx := filepath.Join(t.TempDir(), "stays.xlsx")
-	_, stderr, code = run(t, ws, "sql", "--db", "pg", "--xlsx", xlsx,
+	_, stderr, code = run(t, ws, "sql", "--db", "pg", "--xlsx", xlsx, "--patient-level", // identifiers pseudonymised (issue 13)
 		"SELECT subject_id, stay_id, los FROM mimiciv_icu.icustays ORDER BY stay_id")
 	if code != 0 {
 		t.Fatalf("sql --xlsx: code %d err %q", code, stderr)
