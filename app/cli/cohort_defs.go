@@ -15,6 +15,10 @@ import (
 	"github.com/clinsight/clinsight/app/cohort"
 )
 
+// maxLabelWidth bounds the first column of Table 1 printed as text (the
+// JSON and the workbook keep the full labels).
+const maxLabelWidth = 72
+
 // newCohortCmd is "clinsight cohort": saved cohort definitions (save,
 // list, rerun, export, import) and Table 1 (issue 19 items 2 and 3).
 func newCohortCmd(f *Factory) *cobra.Command {
@@ -282,6 +286,9 @@ Exports suppress counts below the source's minimum cell size (11).`,
 				tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, strings.Join(header, "\t"))
 				for _, r := range rows {
+					if c := []rune(r[0]); len(c) > maxLabelWidth { // long diagnosis titles
+						r[0] = string(c[:maxLabelWidth-1]) + "…"
+					}
 					fmt.Fprintln(tw, strings.Join(r, "\t"))
 				}
 				if err := tw.Flush(); err != nil {

@@ -378,7 +378,7 @@ func (b table1SQL) with() string {
 func (b table1SQL) labItems(label string) string {
 	cond := "lower(label) = lower(" + sqlString(label) + ")"
 	if b.s.labFluid {
-		cond += " AND fluid = 'Blood'"
+		cond += " AND lower(fluid) = 'blood'"
 	}
 	return "SELECT itemid FROM d_labitems WHERE " + cond
 }
