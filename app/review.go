@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +55,12 @@ type Reviewer interface {
 	// against the study's text when it has been read (StudyText).
 	EditValue(id, field, text string) evidence.FieldValue
 	EditGroup(id string, group int, role string, values []string) error
+
+	// Rank re-ranks the undecided candidates by the decisions so far (and
+	// the question) with the active learner; it may take a moment the first
+	// time (the candidates' texts are read) and runs one at a time. Front
+	// ends call it off the UI goroutine after each decision.
+	Rank(ctx context.Context) (*evidence.Ranking, error)
 
 	SuggestTerms(ctx context.Context) error
 	Search(ctx context.Context, limit int) (evidence.Candidates, error)
@@ -211,6 +218,11 @@ type Review struct {
 	status   SaveStatus
 
 	saveMu sync.Mutex // held while a save writes
+
+	learnMu       sync.Mutex // held while the learner is built or trains
+	learner       *evidence.ScreenLearner
+	learnQuestion string
+	learnDocs     map[string]evidence.ActiveDoc // the candidates' texts read so far
 }
 
 // Project returns the current project, to read (see Reviewer).
@@ -375,6 +387,81 @@ func (r *Review) step(ctx context.Context, run func(ctx context.Context, sess *e
 	r.mu.Unlock()
 	r.afterChange(now)
 	return err
+}
+
+// maxLearnDocs bounds the candidates' texts a review keeps for the learner.
+const maxLearnDocs = 200_000
+
+// Rank re-ranks the undecided candidates by the decisions so far and the
+// question (evidence.ScreenLearner): the learner is built from the
+// candidates' texts the first time, after a new search and after the
+// question changes, then only retrains. Decisions made while it runs are
+// not blocked; they count at the next Rank.
+func (r *Review) Rank(ctx context.Context) (*evidence.Ranking, error) {
+	r.mu.Lock()
+	p := r.p
+	ids := p.Candidates()
+	decisions := maps.Clone(p.Decisions)
+	question := p.QuestionText()
+	var prior []string
+	if len(p.Screening) > 0 {
+		prior = ids // in the model's screening order
+	}
+	r.mu.Unlock()
+
+	r.learnMu.Lock()
+	defer r.learnMu.Unlock()
+	if r.learner == nil || r.learnQuestion != question || !r.learner.Covers(ids) {
+		if err := r.buildLearner(ctx, p, ids, question); err != nil {
+			return nil, err
+		}
+	}
+	return r.learner.Rank(ctx, decisions, prior)
+}
+
+// buildLearner reads the candidates' texts not read yet and builds the
+// learner; called with learnMu held.
+func (r *Review) buildLearner(ctx context.Context, p *evidence.Project, ids []string, question string) error {
+	if len(ids) > maxLearnDocs {
+		return fmt.Errorf("the search found %d candidates, more than the %d the screening can learn from: narrow the search", len(ids), maxLearnDocs)
+	}
+	if r.learnDocs == nil || len(r.learnDocs)+len(ids) > maxLearnDocs {
+		r.learnDocs = map[string]evidence.ActiveDoc{}
+	}
+	var todo []string
+	for _, id := range ids {
+		if _, ok := r.learnDocs[id]; !ok {
+			todo = append(todo, id)
+		}
+	}
+	if len(todo) > 0 {
+		sess, err := r.ws.openSession(ctx, p)
+		if err != nil {
+			return err
+		}
+		recs, err := sess.Corpus.Records(ctx, todo)
+		r.closeSession(sess)
+		if err != nil {
+			return fmt.Errorf("reading the candidates' texts to rank them: %w", err)
+		}
+		for i := range recs {
+			r.learnDocs[recs[i].ID] = evidence.ActiveDocOf(&recs[i])
+		}
+	}
+	docs := make([]evidence.ActiveDoc, len(ids))
+	for i, id := range ids {
+		d, ok := r.learnDocs[id]
+		if !ok {
+			d = evidence.ActiveDoc{Title: p.Studies[id].Title} // gone from the corpus: its title
+		}
+		docs[i] = d
+	}
+	l, err := evidence.NewScreenLearner(ctx, ids, docs, question)
+	if err != nil {
+		return fmt.Errorf("ranking the candidates: %w", err)
+	}
+	r.learner, r.learnQuestion = l, question
+	return nil
 }
 
 // SuggestTerms has the chat model write the search terms and the query

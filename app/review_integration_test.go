@@ -146,7 +146,7 @@ func TestIntegrationEvidenceWorkflowTinyModel(t *testing.T) {
 		x.Meta, x.MetaStudies = &res, studies
 	}
 	out := filepath.Join(t.TempDir(), "review.xlsx")
-	sum, err := evidence.WriteProjectWorkbook(ctx, out, x, export.Provenance{AppVersion: "test"}, nil)
+	sum, err := evidence.WriteProjectWorkbook(ctx, out, x, export.Provenance{AppVersion: "test"}, export.Options{})
 	if err != nil {
 		t.Fatalf("workbook: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -77,6 +78,12 @@ type fakeReview struct {
 	saveErr error
 	saves   int
 	texts   map[string]evidence.StudyText
+
+	// rankGate, when set (before the screen opens), holds each Rank until
+	// it receives a value: a training that takes as long as the test wants.
+	rankGate chan struct{}
+	learner  *evidence.ScreenLearner
+	abstract map[string]string // the candidates' abstracts the learner reads
 }
 
 func (r *fakeReview) Project() *evidence.Project {
@@ -133,6 +140,38 @@ func (r *fakeReview) run(ctx context.Context) error {
 		r.mu.Unlock()
 	}
 	return err
+}
+
+// Rank ranks with the real learner over the studies' titles and the
+// abstracts the test set.
+func (r *fakeReview) Rank(ctx context.Context) (*evidence.Ranking, error) {
+	r.mu.Lock()
+	ids := r.p.Candidates()
+	decisions := maps.Clone(r.p.Decisions)
+	question := r.p.QuestionText()
+	docs := make([]evidence.ActiveDoc, len(ids))
+	for i, id := range ids {
+		docs[i] = evidence.ActiveDoc{Title: r.p.Studies[id].Title, Abstract: r.abstract[id]}
+	}
+	gate, l := r.rankGate, r.learner
+	r.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if l == nil || !l.Covers(ids) {
+		var err error
+		if l, err = evidence.NewScreenLearner(ctx, ids, docs, question); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		r.learner = l
+		r.mu.Unlock()
+	}
+	return l.Rank(ctx, decisions, nil)
 }
 
 func (r *fakeReview) SuggestTerms(ctx context.Context) error { return r.run(ctx) }

@@ -42,10 +42,18 @@ type screeningView struct {
 	undecideBtn        *widget.Button
 	prismaCounts       *widget.Label
 	prismaImg          *canvas.Image
+	learnStatus        *widget.Label
 
 	rows      []string // the record IDs of the table, in order
 	selected  string   // the study shown, "" for none
 	prismaGen int
+
+	// The active learner's ranking (app.Reviewer.Rank), applied below
+	// the selected row; one Rank runs at a time, and a decision made while
+	// it runs asks for another when it ends.
+	ranking   *evidence.Ranking
+	rankBusy  bool
+	rankAgain bool
 }
 
 func newScreeningView(s *EvidenceScreen) *screeningView {
@@ -62,6 +70,8 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 	v.prismaImg = canvas.NewImageFromImage(nil)
 	v.prismaImg.FillMode = canvas.ImageFillContain
 	v.prismaImg.SetMinSize(fyne.NewSize(300, 330))
+	v.learnStatus = widget.NewLabel("")
+	v.learnStatus.Wrapping = fyne.TextWrapWord
 
 	v.table = widget.NewTable(
 		func() (int, int) { return len(v.rows), len(v.columns()) },
@@ -92,7 +102,7 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 	}
 	v.detail = widget.NewRichText()
 	v.detail.Wrapping = fyne.TextWrapWord
-	v.includeBtn = widget.NewButtonWithIcon("Include", theme.ConfirmIcon(), func() { v.Decide(v.selected, true, "") })
+	v.includeBtn = widget.NewButtonWithIcon("Include", theme.ConfirmIcon(), func() { v.decideAndNext(v.selected, true, "") })
 	v.includeBtn.Importance = widget.SuccessImportance
 	v.excludeBtn = widget.NewButtonWithIcon("Exclude…", theme.CancelIcon(), v.showExcludeDialog)
 	v.excludeBtn.Importance = widget.DangerImportance
@@ -105,6 +115,9 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 		container.NewHBox(v.addCriterionBtn, v.suggestCriteriaBtn),
 		container.NewHBox(v.screenBtn),
 		v.status,
+		bold("Learning from your decisions"),
+		hint("After each decision the undecided studies are ranked again, most likely relevant first, by a classifier trained on your decisions (before any, by similarity to the question: the PICO and the criteria). The list below the selected study follows the new order."),
+		v.learnStatus,
 		bold("PRISMA"),
 		v.prismaCounts,
 		v.prismaImg,
@@ -112,7 +125,7 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 	detail := container.NewBorder(nil, container.NewHBox(v.includeBtn, v.excludeBtn, v.undecideBtn), nil, nil,
 		container.NewVScroll(v.detail))
 	right := container.NewVSplit(
-		container.NewBorder(bold("Studies (best score first)"), nil, nil, nil, v.table),
+		container.NewBorder(bold("Studies (most likely relevant first)"), nil, nil, nil, v.table),
 		detail)
 	split := container.NewHSplit(container.NewScroll(left), right)
 	split.Offset = 0.45
@@ -287,7 +300,10 @@ func (v *screeningView) cell(row, col int) (string, widget.Importance) {
 
 // showTable shows the screening table, its status and the selected study.
 func (v *screeningView) showTable(p *evidence.Project) {
-	v.rows = p.Candidates()
+	if cand := p.Candidates(); !sameMembers(v.rows, cand) {
+		v.rows, v.ranking = cand, nil
+	}
+	v.requestRank()
 	for i, c := range v.columns() {
 		v.table.SetColumnWidth(i, c.width)
 	}
@@ -366,6 +382,16 @@ func (v *screeningView) ShowStudy(id string) {
 	segs = append(segs, seg(line, widget.RichTextStyleParagraph))
 	dec, imp := decisionText(p, id)
 	segs = append(segs, colored("Decision: "+dec, imp))
+	if conf, ok := v.ranking.Confidence(id); ok {
+		segs = append(segs, seg(fmt.Sprintf("Relevance by the learner: %.0f%% (%s, %d decisions)", 100*conf, v.ranking.Model, v.ranking.Decisions), widget.RichTextStyleParagraph))
+		var terms []string
+		for _, tw := range v.ranking.TopTerms(id, 8) {
+			terms = append(terms, tw.Term)
+		}
+		if len(terms) > 0 {
+			segs = append(segs, seg("Terms that raised its rank: "+strings.Join(terms, ", "), widget.RichTextStyleParagraph))
+		}
+	}
 
 	st := screenedStudy(p, id)
 	switch {
@@ -458,6 +484,7 @@ func (v *screeningView) Undecide() {
 
 func (v *screeningView) decisionsChanged() {
 	p := v.s.project()
+	v.requestRank()
 	v.table.Refresh()
 	v.showPRISMA(p)
 	if v.selected != "" {
@@ -478,7 +505,7 @@ func (v *screeningView) showExcludeDialog() {
 	d := dialog.NewForm("Exclude "+p.Label(id), "Exclude", "Cancel",
 		[]*widget.FormItem{widget.NewFormItem("Reason", reason)}, func(ok bool) {
 			if ok {
-				v.Decide(id, false, reason.Text)
+				v.decideAndNext(id, false, reason.Text)
 			}
 		}, v.s.window)
 	d.Resize(fyne.NewSize(560, 200))
@@ -545,4 +572,95 @@ func (v *screeningView) Screen() {
 	v.s.runStep("Screening", func(ctx context.Context, r app.Reviewer, report progress.Func) error {
 		return r.Screen(ctx, stepProgress(report, "Screened"))
 	}, nil)
+}
+
+// decideAndNext records the decision on a study and, when it was the
+// selected one, selects the next row (the most likely relevant of the
+// undecided ones below it).
+func (v *screeningView) decideAndNext(id string, include bool, reason string) {
+	if p := v.s.project(); p == nil {
+		return
+	} else if _, had := p.Decisions[id]; had {
+		v.Decide(id, include, reason) // a change of mind: stay on it
+		return
+	}
+	v.Decide(id, include, reason)
+	p := v.s.project()
+	if p == nil || id != v.selected {
+		return
+	}
+	if _, ok := p.Decisions[id]; !ok {
+		return // refused
+	}
+	if i := slices.Index(v.rows, id); i >= 0 && i+1 < len(v.rows) {
+		v.table.Select(widget.TableCellID{Row: i + 1, Col: 3})
+	}
+}
+
+// requestRank has the review rank the undecided studies again off the UI
+// goroutine; the ranking applies when it ends.
+func (v *screeningView) requestRank() {
+	r := v.s.review
+	if r == nil || len(v.rows) == 0 {
+		return
+	}
+	if v.rankBusy {
+		v.rankAgain = true
+		return
+	}
+	v.rankBusy = true
+	go func() {
+		rk, err := r.Rank(v.s.ctx)
+		fyne.Do(func() {
+			v.rankBusy = false
+			if r != v.s.review {
+				v.rankAgain = false
+				return
+			}
+			if err != nil {
+				v.s.logger.Warn("evidence screen: ranking", "err", err)
+				v.learnStatus.SetText("The studies could not be ranked by your decisions: " + err.Error())
+			} else {
+				v.applyRanking(rk)
+			}
+			if v.rankAgain {
+				v.rankAgain = false
+				v.requestRank()
+			}
+		})
+	}()
+}
+
+// applyRanking re-orders the rows below the selected one (all rows when
+// none is selected) by the ranking, and shows what ranked them.
+func (v *screeningView) applyRanking(rk *evidence.Ranking) {
+	v.ranking = rk
+	keep := 0
+	if v.selected != "" {
+		keep = slices.Index(v.rows, v.selected) + 1
+	}
+	v.rows = evidence.MergeOrder(v.rows, keep, rk.Order)
+	v.table.Refresh()
+	v.learnStatus.SetText(fmt.Sprintf("%d undecided studies ranked by %s, from %d decisions, in %d ms.",
+		len(rk.Order), rk.Model, rk.Decisions, rk.Took.Milliseconds()))
+	if v.selected != "" {
+		v.ShowStudy(v.selected)
+	}
+}
+
+// sameMembers reports whether a and b hold the same IDs (each once).
+func sameMembers(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	in := make(map[string]bool, len(a))
+	for _, id := range a {
+		in[id] = true
+	}
+	for _, id := range b {
+		if !in[id] {
+			return false
+		}
+	}
+	return true
 }

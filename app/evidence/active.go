@@ -277,6 +277,32 @@ func (a *Active) Label(i int, included bool) {
 	}
 }
 
+// Unlabel removes the decision on record i.
+func (a *Active) Unlabel(i int) {
+	switch a.labels[i] {
+	case 1:
+		a.nPos--
+	case -1:
+		a.nNeg--
+	}
+	a.labels[i] = 0
+}
+
+// trainCentroid sets the model to the mean of the included records'
+// vectors, with no bias.
+func (a *Active) trainCentroid() {
+	clear(a.w)
+	for i, l := range a.labels {
+		if l <= 0 {
+			continue
+		}
+		cols, vals := a.f.row(i)
+		for j, t := range cols {
+			a.w[t] += float64(vals[j]) / float64(a.nPos)
+		}
+	}
+}
+
 // Decided reports whether record i has a decision.
 func (a *Active) Decided(i int) bool { return a.labels[i] != 0 }
 
@@ -292,7 +318,15 @@ type Ranked struct {
 
 // Train fits the model to the decisions so far. With no included or no
 // excluded record it keeps a zero model (every record scores 0).
+//
+// With included records but no excluded one (the start of a review: the
+// question and the seed records), the model is the centroid of the included
+// records' vectors: records rank by their similarity to them.
 func (a *Active) Train(ctx context.Context) error {
+	if a.nPos > 0 && a.nNeg == 0 {
+		a.trainCentroid()
+		return nil
+	}
 	if a.nPos == 0 || a.nNeg == 0 {
 		clear(a.w)
 		return nil
@@ -545,12 +579,15 @@ type TermWeight struct {
 
 // TopTerms returns the k terms that raised record i's score the most
 // (model weight times the record's TF-IDF weight), largest first.
-func (a *Active) TopTerms(i, k int) []TermWeight {
-	cols, vals := a.f.row(i)
+func (a *Active) TopTerms(i, k int) []TermWeight { return topTerms(a.f, a.w, i, k) }
+
+// topTerms is TopTerms for the model weights w over f.
+func topTerms(f *Features, w []float64, i, k int) []TermWeight {
+	cols, vals := f.row(i)
 	var out []TermWeight
 	for j, t := range cols {
-		if c := a.w[t] * float64(vals[j]); c > 0 {
-			out = append(out, TermWeight{Term: a.f.vocab[t], Weight: c})
+		if c := w[t] * float64(vals[j]); c > 0 {
+			out = append(out, TermWeight{Term: f.vocab[t], Weight: c})
 		}
 	}
 	slices.SortFunc(out, func(x, y TermWeight) int {
