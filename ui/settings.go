@@ -137,7 +137,7 @@ func NewSettingsScreen(ctx context.Context, settings app.SettingsService, w fyne
 			),
 			container.NewBorder(nil, nil, nil, saveLimits, s.limitsInfo),
 		))
-	s.content = container.NewVScroll(container.NewVBox(server, connection, models, limits))
+	s.content = container.NewVScroll(container.NewVBox(server, connection, models, limits, newSourcePolicies(settings).card)) // settings_sources.go
 	return s
 }
 
