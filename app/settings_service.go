@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 
 	"github.com/clinsight/clinsight/internal/progress"
 )
@@ -31,6 +32,10 @@ type SettingsService interface {
 	// local GGUF file as a model. Both report the bytes transferred.
 	Pull(ctx context.Context, name string, onProgress progress.Func) error
 	ImportModel(ctx context.Context, name, path string, onProgress progress.Func) error
+	// Doctor checks what the model features need (server, each task's
+	// model); never an error. Its Usable says whether a task's model can
+	// be used and, when not, why in one sentence.
+	Doctor(ctx context.Context) DoctorReport
 }
 
 var _ SettingsService = (*Settings)(nil)
@@ -75,4 +80,63 @@ func (s *Settings) ImportModel(ctx context.Context, name, path string, onProgres
 		return err
 	}
 	return client.Import(ctx, name, path, transferTo(onProgress))
+}
+
+// Doctor checks the model server and each task's model.
+func (s *Settings) Doctor(ctx context.Context) DoctorReport { return s.ws.Doctor(ctx) }
+
+// The tasks a model serves, named as in RecommendedModels and Status.Tasks.
+const (
+	TaskSQL        = "SQL generation"
+	TaskChat       = "chat"
+	TaskEmbeddings = "embeddings"
+)
+
+// Usable reports whether the model of task (TaskSQL, TaskChat,
+// TaskEmbeddings) can be used, and when not, one sentence for a person
+// saying what is missing and where to fix it, e.g. "No chat model
+// installed — see Settings." A report with no check for the task (the
+// check stopped earlier) is not usable: the reason is the first failed
+// check.
+func (r DoctorReport) Usable(task string) (bool, string) {
+	var own *DoctorCheck
+	for i, c := range r.Checks {
+		if c.Item == task+" model" || strings.HasPrefix(c.Item, task+" model ") {
+			if c.OK {
+				return true, ""
+			}
+			own = &r.Checks[i]
+			break
+		}
+	}
+	for _, c := range r.Checks {
+		if c.OK {
+			continue
+		}
+		switch {
+		case c.Item == "model server address":
+			return false, "The model server address cannot be used — see Settings."
+		case c.Item == "model server":
+			return false, "The model server is not reachable — see Settings."
+		}
+	}
+	if len(r.Checks) == 0 {
+		return false, "The models have not been checked yet — see Settings."
+	}
+	if own != nil && own.Pull == "" && own.Item != task+" model" {
+		return false, "The " + taskNoun(task) + " chosen cannot be used — see Settings."
+	}
+	return false, "No " + taskNoun(task) + " installed — see Settings."
+}
+
+// taskNoun names the model of a task in a sentence.
+func taskNoun(task string) string {
+	switch task {
+	case TaskSQL:
+		return "SQL model"
+	case TaskEmbeddings:
+		return "embedding model"
+	default:
+		return task + " model"
+	}
 }

@@ -36,6 +36,7 @@ type ImpressionsScreen struct {
 	sourceSel   *widget.Select
 	corpusInfo  *widget.Label
 	useModel    *widget.Check
+	modelGate   *modelGate // off and explained while no chat model is usable
 	findings    *widget.Entry
 	exampleBtn  *widget.Button
 	generateBtn *widget.Button
@@ -79,6 +80,7 @@ func NewImpressionsScreen(ctx context.Context, imps app.ImpressionsService, w fy
 	s.corpusInfo.Wrapping = fyne.TextWrapWord
 	s.useModel = widget.NewCheck("Generate with the chat model", nil)
 	s.useModel.SetChecked(true)
+	s.modelGate = newModelGate(s.useModel, app.TaskChat)
 
 	s.findings = widget.NewMultiLineEntry()
 	s.findings.SetPlaceHolder("Paste the FINDINGS of a chest X-ray report, e.g.\nThe heart is mildly enlarged. Small left pleural effusion. No pneumothorax.")
@@ -131,7 +133,7 @@ func NewImpressionsScreen(ctx context.Context, imps app.ImpressionsService, w fy
 
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, bold("Report corpus"), nil, s.sourceSel),
-		s.corpusInfo, s.useModel, hint("Unchecked: the impression of a similar report, consistent with the findings when one fits, is retrieved instead."),
+		s.corpusInfo, s.useModel, s.modelGate.note, hint("Unchecked: the impression of a similar report, consistent with the findings when one fits, is retrieved instead."),
 		bold("Findings"), s.findings,
 		container.NewHBox(s.generateBtn, s.cancelBtn, s.exampleBtn, s.batchBtn, s.exportBtn),
 		s.labels,
@@ -569,6 +571,10 @@ func impressionOptionsForExport(o impression.Options) impression.Options {
 	}
 	return o
 }
+
+// SetModels switches "Generate with the chat model" off, with the reason,
+// while the chat model is not usable (call on the UI goroutine).
+func (s *ImpressionsScreen) SetModels(rep app.DoctorReport) { s.modelGate.apply(rep) }
 
 // impressionsTab builds the Impressions screen of the main window, starts
 // listing its report corpora, and returns its content.

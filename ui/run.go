@@ -96,6 +96,7 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 	mw.Tabs.SetTabLocation(container.TabLocationLeading)
 	mw.HostBar = NewHostStatusBar(ws.Settings())
 	mw.Settings.OnHostChanged = mw.HostBar.Refresh
+	mw.Settings.OnModelsChecked = mw.applyModels // settings_models.go
 	w.SetContent(container.NewBorder(nil, mw.HostBar.Content(), nil, nil, mw.Tabs))
 	w.Resize(fyne.NewSize(1100, 720))
 	if warnings := ws.Warnings(); len(warnings) > 0 {

@@ -69,6 +69,13 @@ type SettingsScreen struct {
 	// host or its policy was saved (the main window refreshes its status
 	// bar).
 	OnHostChanged func()
+	// OnModelsChecked, when set, is called on the UI goroutine with each
+	// model doctor's report (the main window switches "Use the model"
+	// off where the model is missing).
+	OnModelsChecked func(app.DoctorReport)
+
+	// models is the first-run Models card (settings_models.go).
+	models *modelsPanel
 
 	// Owned by the UI goroutine: the last status checked.
 	status app.Status
@@ -119,6 +126,7 @@ func NewSettingsScreen(ctx context.Context, settings app.SettingsService, w fyne
 			container.NewBorder(nil, nil, container.NewCenter(lightBox), nil, s.statusLabel),
 		))
 	connection := s.newConnectionCard()
+	s.models = newModelsPanel(s.Pull)
 	models := widget.NewCard("Models per task", "Choose among the models installed on the server.",
 		container.NewVBox(
 			widget.NewForm(
@@ -137,7 +145,7 @@ func NewSettingsScreen(ctx context.Context, settings app.SettingsService, w fyne
 			),
 			container.NewBorder(nil, nil, nil, saveLimits, s.limitsInfo),
 		))
-	s.content = container.NewVScroll(container.NewVBox(server, connection, models, limits, newSourcePolicies(settings).card)) // settings_sources.go
+	s.content = container.NewVScroll(container.NewVBox(s.models.card, server, connection, models, limits, newSourcePolicies(settings).card)) // settings_sources.go
 	return s
 }
 
@@ -165,6 +173,15 @@ func (s *SettingsScreen) Check() {
 			s.light.Refresh()
 			s.setModelChoices(st.Models)
 			s.embedNote.SetText(st.EmbeddingNote())
+		})
+	}()
+	go func() {
+		rep := s.settings.Doctor(s.ctx)
+		fyne.Do(func() {
+			s.models.show(rep)
+			if s.OnModelsChecked != nil {
+				s.OnModelsChecked(rep)
+			}
 		})
 	}()
 }

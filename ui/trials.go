@@ -35,6 +35,7 @@ type TrialsScreen struct {
 	patientSel *widget.Select
 	patient    *widget.Entry
 	useModel   *widget.Check
+	modelGate  *modelGate // off and explained while no chat model is usable
 	filters    *widget.Check
 	recruiting *widget.Check
 	matchBtn   *widget.Button
@@ -68,6 +69,7 @@ func NewTrialsScreen(ctx context.Context, svc app.TrialsService, w fyne.Window, 
 	s.patient.SetPlaceHolder("Describe the patient: age, sex, diagnoses, findings, treatments, e.g.\nA 58-year-old woman with hypertension and obesity presents with exertional chest pain. She denies smoking.")
 	s.useModel = widget.NewCheck("Use the chat model (concepts, eligibility)", nil)
 	s.useModel.SetChecked(true)
+	s.modelGate = newModelGate(s.useModel, app.TaskChat)
 	s.filters = widget.NewCheck("Filter by the patient's age and sex", nil)
 	s.filters.SetChecked(true)
 	s.recruiting = widget.NewCheck("Recruiting trials only", nil)
@@ -92,7 +94,7 @@ func NewTrialsScreen(ctx context.Context, svc app.TrialsService, w fyne.Window, 
 		container.NewBorder(nil, nil, bold("Trials"), nil, s.sourceSel),
 		container.NewBorder(nil, nil, bold("Patient"), nil, s.patientSel),
 		s.patient,
-		s.useModel, s.filters, s.recruiting,
+		s.useModel, s.modelGate.note, s.filters, s.recruiting,
 		container.NewHBox(s.matchBtn, s.exportBtn),
 		s.query, s.notices, s.status,
 	)
@@ -427,6 +429,10 @@ func (s *TrialsScreen) ExportWorkbook(path string) {
 		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %d trials and their criteria to %s", len(res.Trials), path), s.window)
 	})
 }
+
+// SetModels switches "Use the chat model" off, with the reason, while the
+// chat model is not usable (call on the UI goroutine).
+func (s *TrialsScreen) SetModels(rep app.DoctorReport) { s.modelGate.apply(rep) }
 
 // trialsTab builds the Trials screen for the main window and lists its
 // sources.
