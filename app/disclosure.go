@@ -101,7 +101,7 @@ func (d *Data) suppressForDisplay(ctx context.Context, src Source, query string,
 	pol := d.Policy(src)
 	sh := disclosure.Analyze(query)
 	kinds := disclosure.ColumnKinds(sh, res)
-	ids := disclosure.Classify(res.ColumnNames(), disclosure.Profile(src.Kind))
+	ids := disclosure.ClassifyResult(sh, res.ColumnNames(), disclosure.Profile(src.Kind))
 	if !hasAggregate(kinds) {
 		return nil, disclosure.Report{}, &disclosure.AggregateOnlyError{Source: src.Name, Why: "the result has one row per record"}
 	}
@@ -302,7 +302,7 @@ func (d *Data) planExport(ctx context.Context, res *datasets.Result, opts Export
 	sh := disclosure.Analyze(opts.Query)
 	kinds := disclosure.ColumnKinds(sh, res)
 	aggregate := hasAggregate(kinds)
-	ids := disclosure.Classify(res.ColumnNames(), profile)
+	ids := disclosure.ClassifyResult(sh, res.ColumnNames(), profile)
 	patientLevel := !aggregate || disclosure.HasDirect(ids)
 	plan := exportPlan{result: res, details: map[string]any{
 		"rows": len(res.Rows), "columns": len(res.Columns), "exact": opts.Exact, "patient_level": patientLevel,
@@ -514,7 +514,7 @@ func (ws *Workspace) discloseCohort(ctx context.Context, src Source, query strin
 	k := d.Policy(src).K()
 	sh := disclosure.Analyze(query)
 	kinds := disclosure.ColumnKinds(sh, res)
-	if hasAggregate(kinds) && !disclosure.HasDirect(disclosure.Classify(res.ColumnNames(), disclosure.Profile(src.Kind))) {
+	if hasAggregate(kinds) && !disclosure.HasDirect(disclosure.ClassifyResult(sh, res.ColumnNames(), disclosure.Profile(src.Kind))) {
 		sup, rep := disclosure.Suppress(res, d.individuals(ctx, src, query, sh, res, kinds, datasets.RunnerOptions{}), k)
 		out.Explain, out.Info.Explained = sup, &rep
 		return out, nil

@@ -110,6 +110,9 @@ func TestSmallCellExportBothAccessLevels(t *testing.T) {
 				if _, err := ws.Data().Query(ctx, src, "SELECT subject_id, count(*) FROM admissions GROUP BY subject_id", datasets.RunnerOptions{}); !errors.As(err, &agg) {
 					t.Errorf("counts per patient id of an aggregate-only source: %v", err)
 				}
+				if _, err := ws.Data().Query(ctx, src, "SELECT gender, group_concat(subject_id) AS ids FROM patients GROUP BY gender", datasets.RunnerOptions{}); !errors.As(err, &agg) {
+					t.Errorf("identifiers listed by an aggregate of an aggregate-only source: %v", err)
+				}
 				if _, err := ws.Data().Browse(ctx, src, "patients", 10); !errors.As(err, &agg) {
 					t.Errorf("Browse of an aggregate-only source: %v", err)
 				}

@@ -145,3 +145,19 @@ func TestPseudonyms(t *testing.T) {
 		t.Errorf("interval lost: %v %v", x, y)
 	}
 }
+
+func TestClassifyResultExpressions(t *testing.T) {
+	q := "SELECT gender, group_concat(p.subject_id) AS ids, min(dod) first_death, count(DISTINCT subject_id) AS n, avg(anchor_age) AS age, p.hadm_id AS h FROM patients p GROUP BY gender"
+	sh := Analyze(q)
+	if got := strings.Join(sh.Exprs, " | "); got != "gender | group_concat(p.subject_id) | min(dod) | count(DISTINCT subject_id) | avg(anchor_age) | p.hadm_id" {
+		t.Fatalf("exprs %q", got)
+	}
+	ids := ClassifyResult(sh, []string{"gender", "ids", "first_death", "n", "age", "h"}, "demo")
+	var got []string
+	for _, id := range ids {
+		got = append(got, id.Column+":"+string(id.Kind))
+	}
+	if want := []string{"ids:direct identifier", "first_death:direct identifier", "age:quasi-identifier", "h:direct identifier"}; !slices.Equal(got, want) {
+		t.Errorf("ClassifyResult = %q, want %q", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package disclosure
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -209,4 +210,78 @@ func HasDirect(ids []Identifier) bool {
 		}
 	}
 	return false
+}
+
+// ClassifyResult marks the identifier columns of a result of a statement
+// of shape sh: by column name (Classify), and, when the select list maps
+// onto the columns, by expression too, so that an aggregate that returns
+// identifier values under any alias (group_concat(subject_id) AS ids,
+// min(dod) AS first_death) counts as a direct identifier.
+func ClassifyResult(sh Shape, columns []string, profile string) []Identifier {
+	ids := Classify(columns, profile)
+	if sh.Star || sh.Compound || len(sh.Exprs) != len(columns) {
+		return ids
+	}
+	seen := map[int]bool{}
+	for _, id := range ids {
+		seen[id.Index] = true
+	}
+	table := profileIdentifiers[Profile(profile)]
+	for i, expr := range sh.Exprs {
+		if seen[i] {
+			continue
+		}
+		if id, ok := identifierIn(expr, table); ok {
+			id.Column, id.Index = columns[i], i
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b Identifier) int { return a.Index - b.Index })
+	return ids
+}
+
+// valueAggregates return one of their arguments' values (or all of them).
+var valueAggregates = map[string]bool{
+	"min": true, "max": true, "group_concat": true, "string_agg": true, "json_group_array": true,
+	"json_group_object": true, "array_agg": true, "json_agg": true, "jsonb_agg": true, "mode": true,
+	"median": true, "percentile_disc": true,
+}
+
+// identifierIn finds a plain column of expr that is an identifier: the
+// whole expression (an aliased column), or the argument of an aggregate
+// that returns values (min, max, group_concat, …); count(DISTINCT
+// subject_id) and avg(anchor_age) return no identifier.
+func identifierIn(expr string, table map[string]idRule) (Identifier, bool) {
+	l := lex(expr)
+	rule := func(i int) (idRule, bool) {
+		name, ok := l.toks[i].Identifier(l.src)
+		if !ok || l.punct(i+1, "(") || l.punct(i+1, ".") {
+			return idRule{}, false
+		}
+		n := baseName(name)
+		if r, ok := table[n]; ok {
+			return r, true
+		}
+		return classifyName(n)
+	}
+	n := len(l.toks)
+	// A bare or qualified column: t.col or col.
+	if n == 1 || n == 3 && l.punct(1, ".") {
+		if r, ok := rule(n - 1); ok {
+			return Identifier{Kind: r.kind, What: r.what, Date: r.date}, true
+		}
+		return Identifier{}, false
+	}
+	for i := 0; i+1 < n; i++ {
+		if !valueAggregates[strings.ToLower(l.tokenName(i))] || !l.punct(i+1, "(") {
+			continue
+		}
+		end := l.closing(i + 1)
+		for j := i + 2; j < end; j++ {
+			if r, ok := rule(j); ok && r.kind == Direct {
+				return Identifier{Kind: Direct, What: "values of " + r.what, Date: r.date}, true
+			}
+		}
+	}
+	return Identifier{}, false
 }

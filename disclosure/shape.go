@@ -45,6 +45,9 @@ type Shape struct {
 	// Items are the kinds of the top-level select list's items, in order
 	// (nil for a compound statement). A "*" item makes Star true.
 	Items []ColumnKind
+	// Exprs are the items' expressions as written (without aliases), in
+	// the order of Items.
+	Exprs []string
 	// Star is set when the select list has * or table.*.
 	Star bool
 	// Tables are the names (or aliases) of the top-level FROM clause, to
@@ -240,6 +243,7 @@ func (l lexed) core(s, end int) Shape {
 		}
 		kind, star := l.item(itemStart, j)
 		sh.Items = append(sh.Items, kind)
+		sh.Exprs = append(sh.Exprs, l.exprText(itemStart, j))
 		sh.Star = sh.Star || star
 		if kind != Key {
 			sh.Aggregate = true
@@ -261,6 +265,22 @@ func (l lexed) core(s, end int) Shape {
 		}
 	}
 	return sh
+}
+
+// exprText returns the expression of the item of tokens [a, b), without
+// an alias ("x AS y", "f(x) y").
+func (l lexed) exprText(a, b int) string {
+	if b <= a {
+		return ""
+	}
+	end := b
+	if end-a >= 3 && l.word(end-2) == "AS" {
+		end -= 2
+	} else if end-a >= 2 && (l.toks[end-1].Kind == datasets.TokenWord || l.toks[end-1].Kind == datasets.TokenQuoted) &&
+		(l.punct(end-2, ")") || l.toks[end-2].Kind == datasets.TokenWord && !reserved[l.word(end-2)] && l.word(end-1) != "END") {
+		end--
+	}
+	return l.src[l.toks[a].Start:l.toks[end-1].End]
 }
 
 // item classifies the select-list item of tokens [a, b).
