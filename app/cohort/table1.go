@@ -277,6 +277,43 @@ type t1Schema struct {
 	labs          bool
 	labFluid      bool
 	notes         []string
+	// prelude are common table expressions that present another schema
+	// (OMOP CDM) as the MIMIC-IV tables the statements read.
+	prelude []string
+	omop    bool
+}
+
+// omopPrelude presents an OMOP CDM 5.4 source as the MIMIC-IV tables of
+// Table 1: person as patients, visit_occurrence as admissions (the visit
+// concept as admission type, race from person, age at the visit from
+// year_of_birth), condition_occurrence as diagnoses_icd (concept ids as
+// codes, concept names as titles), drug_exposure as prescriptions and
+// measurement as labevents (measurement concepts as lab items).
+var omopPrelude = []string{
+	`patients AS (SELECT p.person_id AS subject_id, COALESCE(CASE WHEN p.gender_concept_id <> 0 THEN gc.concept_name END, p.gender_source_value) AS gender FROM person p LEFT JOIN concept gc ON gc.concept_id = p.gender_concept_id)`,
+	`admissions AS (SELECT v.person_id AS subject_id, v.visit_occurrence_id AS hadm_id, COALESCE(v.visit_start_datetime, v.visit_start_date) AS admittime, COALESCE(v.visit_end_datetime, v.visit_end_date) AS dischtime, CASE WHEN v.visit_concept_id <> 0 THEN vc.concept_name END AS admission_type, COALESCE(CASE WHEN p.race_concept_id <> 0 THEN rc.concept_name END, p.race_source_value) AS race, CAST(strftime('%Y', v.visit_start_date) AS INTEGER) - p.year_of_birth AS age FROM visit_occurrence v JOIN person p ON p.person_id = v.person_id LEFT JOIN concept vc ON vc.concept_id = v.visit_concept_id LEFT JOIN concept rc ON rc.concept_id = p.race_concept_id)`,
+	`diagnoses_icd AS (SELECT person_id AS subject_id, visit_occurrence_id AS hadm_id, CAST(condition_concept_id AS TEXT) AS icd_code FROM condition_occurrence WHERE condition_concept_id <> 0)`,
+	`d_icd_diagnoses AS (SELECT CAST(concept_id AS TEXT) AS icd_code, concept_name AS long_title FROM concept WHERE domain_id = 'Condition')`,
+	`prescriptions AS (SELECT d.visit_occurrence_id AS hadm_id, COALESCE(CASE WHEN d.drug_concept_id <> 0 THEN c.concept_name END, d.drug_source_value) AS drug FROM drug_exposure d LEFT JOIN concept c ON c.concept_id = d.drug_concept_id)`,
+	`labevents AS (SELECT m.visit_occurrence_id AS hadm_id, m.measurement_concept_id AS itemid, m.value_as_number AS valuenum, COALESCE(m.measurement_datetime, m.measurement_date) AS charttime, COALESCE(CASE WHEN m.unit_concept_id <> 0 THEN uc.concept_name END, m.unit_source_value) AS valueuom FROM measurement m LEFT JOIN concept uc ON uc.concept_id = m.unit_concept_id)`,
+	`d_labitems AS (SELECT concept_id AS itemid, concept_name AS label FROM concept WHERE domain_id = 'Measurement')`,
+}
+
+// omopLabNames are the LOINC names of lab tests whose common name differs.
+var omopLabNames = map[string]string{"white blood cells": "leukocytes", "platelet count": "platelets", "urea nitrogen": "urea nitrogen"}
+
+// omopSchema recognises an OMOP CDM source.
+func omopSchema(has func(string) map[string]bool) (t1Schema, bool) {
+	per, vis, con := has("person"), has("visit_occurrence"), has("concept")
+	if !per["person_id"] || !per["year_of_birth"] || !vis["visit_occurrence_id"] || !con["concept_name"] {
+		return t1Schema{}, false
+	}
+	s := t1Schema{ageColumn: true, race: "race", omop: true, titles: true}
+	s.prelude = omopPrelude
+	s.diagnoses = has("condition_occurrence")["visit_occurrence_id"]
+	s.prescriptions = has("drug_exposure")["visit_occurrence_id"]
+	s.labs = has("measurement")["visit_occurrence_id"]
+	return s, true
 }
 
 // columnsOf returns the lower-case column names of a table or a
@@ -302,9 +339,12 @@ func readTable1Schema(ctx context.Context, q Querier) (t1Schema, error) {
 		}
 		return cols
 	}
+	if o, ok := omopSchema(has); ok {
+		return o, ctx.Err()
+	}
 	pat, adm := has("patients"), has("admissions")
 	if pat == nil || adm == nil || !pat["subject_id"] || !pat["gender"] || !adm["hadm_id"] || !adm["admittime"] {
-		return s, errors.New("make Table 1: it describes MIMIC-IV-shaped sources (tables patients and admissions) for now; this source does not have them")
+		return s, errors.New("make Table 1: it describes MIMIC-IV-shaped sources (tables patients and admissions) and OMOP CDM sources (person, visit_occurrence, concept); this source has neither")
 	}
 	if ctx.Err() != nil {
 		return s, ctx.Err()
@@ -356,7 +396,11 @@ type table1SQL struct {
 // result: cohort vs rest or a column) and idx (their index admissions).
 func (b table1SQL) with() string {
 	var w strings.Builder
-	w.WriteString("WITH q AS (\n" + b.stmt + "\n),\n")
+	w.WriteString("WITH ")
+	for _, p := range b.s.prelude {
+		w.WriteString(p + ",\n")
+	}
+	w.WriteString("q AS (\n" + b.stmt + "\n),\n")
 	switch {
 	case b.cohortVsRest:
 		w.WriteString("pop AS (SELECT p.subject_id AS pid, CASE WHEN p.subject_id IN (SELECT " + b.pcol + " FROM q) THEN 'Cohort' ELSE 'Rest' END AS stratum FROM patients p),\n")
@@ -374,9 +418,24 @@ func (b table1SQL) with() string {
 	return w.String()
 }
 
+// prefix is the WITH clause of the prelude, "" when there is none.
+func (b table1SQL) prefix() string {
+	if len(b.s.prelude) == 0 {
+		return ""
+	}
+	return "WITH " + strings.Join(b.s.prelude, ",\n") + "\n"
+}
+
 // labItems selects the itemids of a blood test label.
 func (b table1SQL) labItems(label string) string {
 	cond := "lower(label) = lower(" + sqlString(label) + ")"
+	if b.s.omop { // LOINC names: "Creatinine [Mass/volume] in Serum or Plasma"
+		name := strings.ToLower(label)
+		if n, ok := omopLabNames[name]; ok {
+			name = n
+		}
+		cond = "(" + cond + " OR lower(label) LIKE " + sqlString(name+" [%] in serum or plasma") + " OR lower(label) LIKE " + sqlString(name+" [%] in blood") + ")"
+	}
 	if b.s.labFluid {
 		cond += " AND lower(fluid) = 'blood'"
 	}
@@ -448,14 +507,14 @@ func (b table1SQL) patients(ctx context.Context, q Querier, labs []string) ([]*t
 // it has no such test) and its most frequent unit.
 func (b table1SQL) labInfo(ctx context.Context, q Querier, lab string) (label, unit string, err error) {
 	label = lab
-	res, err := q.Query(ctx, "SELECT MIN(label) FROM d_labitems WHERE itemid IN ("+b.labItems(lab)+")")
+	res, err := q.Query(ctx, b.prefix()+"SELECT MIN(label) FROM d_labitems WHERE itemid IN ("+b.labItems(lab)+")")
 	if err != nil {
 		return "", "", fmt.Errorf("make Table 1: read the lab test %s: %w", lab, err)
 	}
-	if len(res.Rows) > 0 && valueText(res.Rows[0][0]) != "" {
+	if len(res.Rows) > 0 && valueText(res.Rows[0][0]) != "" && !b.s.omop { // OMOP: the LOINC names are long
 		label = valueText(res.Rows[0][0])
 	}
-	res, err = q.Query(ctx, "SELECT valueuom FROM labevents WHERE itemid IN ("+b.labItems(lab)+") AND valueuom IS NOT NULL AND valueuom <> '' GROUP BY valueuom ORDER BY COUNT(*) DESC, valueuom LIMIT 1")
+	res, err = q.Query(ctx, b.prefix()+"SELECT valueuom FROM labevents WHERE itemid IN ("+b.labItems(lab)+") AND valueuom IS NOT NULL AND valueuom <> '' GROUP BY valueuom ORDER BY COUNT(*) DESC, valueuom LIMIT 1")
 	if err != nil {
 		return "", "", fmt.Errorf("make Table 1: read the unit of %s: %w", lab, err)
 	}
