@@ -5,16 +5,20 @@
 # same run and the load average before and after. Package initialisation
 # costs are listed with GODEBUG=inittrace=1 (the ten largest by allocated
 # bytes, which unlike their times do not depend on the machine's load).
-#   usage: scripts/clistart.sh [BINARY]   (default: builds ./ with -tags ci)
-#   RUNS=50 scripts/clistart.sh /tmp/clinsight
+# Several binaries (e.g. before and after a change) are timed in the same
+# run, in turn. `tables` lists the sources of CLINSIGHT_WORKSPACE when it is
+# set (e.g. a workspace after 'clinsight demo init'), of an empty one
+# otherwise.
+#   usage: scripts/clistart.sh [BINARY...]   (default: builds ./ with -tags ci)
+#   RUNS=50 scripts/clistart.sh /tmp/clinsight-before /tmp/clinsight
 set -euo pipefail
 runs=${RUNS:-30}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-bin=${1:-}
-if [ -z "$bin" ]; then
-  bin=$tmp/clinsight
-  CGO_ENABLED=0 go build -tags ci -o "$bin" .
+bins=("$@")
+if [ ${#bins[@]} -eq 0 ]; then
+  bins=("$tmp/clinsight")
+  CGO_ENABLED=0 go build -tags ci -o "${bins[0]}" .
 fi
 mkdir -p "$tmp/hello"
 cat > "$tmp/hello/main.go" <<'EOF'
@@ -25,7 +29,7 @@ import "fmt"
 func main() { fmt.Println("hello") }
 EOF
 (cd "$tmp/hello" && CGO_ENABLED=0 GOFLAGS= GO111MODULE=off go build -o "$tmp/hello-bin" main.go)
-export CLINSIGHT_WORKSPACE=$tmp/ws OLLAMA_HOST=127.0.0.1:1
+export CLINSIGHT_WORKSPACE=${CLINSIGHT_WORKSPACE:-$tmp/ws} OLLAMA_HOST=127.0.0.1:1
 
 # median RUNS CMD...: prints "median min max" in ms of RUNS runs of CMD.
 median() {
@@ -42,13 +46,32 @@ median() {
     printf "median %6.1f ms  min %6.1f  max %6.1f  (%d runs)\n", m/1000, v[1]/1000, v[NR]/1000, NR}'
 }
 
+# cpu RUNS CMD...: prints the mean processor time (task-clock, all
+# threads) of RUNS runs, which a busy machine changes less than the elapsed
+# time; nothing without perf.
+cpu() {
+  command -v perf >/dev/null || return 0
+  local n=$1
+  shift
+  perf stat -r "$n" -x, -e task-clock "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%-40s processor time %6.1f ms (mean of %d runs, perf stat)\n", label, $1, n}' label="$LABEL" n="$n"
+}
+
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-28s ' "hello-world Go binary";  median "$runs" "$tmp/hello-bin"
-printf '%-28s ' "clinsight --help";       median "$runs" "$bin" --help
-printf '%-28s ' "clinsight tables";       median "$runs" "$bin" tables
-printf '%-28s ' "hello-world Go binary";  median "$runs" "$tmp/hello-bin"
+printf '%-40s ' "hello-world Go binary";  median "$runs" "$tmp/hello-bin"
+for bin in "${bins[@]}"; do
+  printf '%-40s ' "$(basename "$bin") --help"; median "$runs" "$bin" --help
+  printf '%-40s ' "$(basename "$bin") tables"; median "$runs" "$bin" tables
+done
+printf '%-40s ' "hello-world Go binary";  median "$runs" "$tmp/hello-bin"
+LABEL="hello-world Go binary" cpu "$runs" "$tmp/hello-bin"
+for bin in "${bins[@]}"; do
+  LABEL="$(basename "$bin") --help" cpu "$runs" "$bin" --help
+  LABEL="$(basename "$bin") tables" cpu "$runs" "$bin" tables
+done
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
-echo "package initialisation of clinsight --help (GODEBUG=inittrace=1), largest by bytes allocated:"
-GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init /{printf "%-50s %8s ms %10d bytes %6d allocs\n", $2, $5, $8, $10}' | sort -k4 -n -r | head -10
-GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init /{t+=$5; b+=$8; a+=$10} END {printf "all packages: %.1f ms, %d bytes, %d allocs\n", t, b, a}'
+for bin in "${bins[@]}"; do
+  echo
+  echo "package initialisation of $(basename "$bin") --help (GODEBUG=inittrace=1), largest by bytes allocated:"
+  GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init /{printf "%-50s %8s ms %10d bytes %6d allocs\n", $2, $5, $8, $10}' | sort -k4 -n -r | head -10
+  GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init /{t+=$5; b+=$8; a+=$10} END {printf "all packages: %.1f ms, %d bytes, %d allocs\n", t, b, a}'
+done

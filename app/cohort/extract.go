@@ -3,27 +3,27 @@ package cohort
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strings"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // ErrNoSQL is returned by ExtractSQL when a reply holds no SQL statement.
 var ErrNoSQL = errors.New("the reply contains no SQL statement")
 
 // fence matches a Markdown code fence and its info string.
-var fence = regexp.MustCompile("(?s)```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|$)")
+var fence = lazyre.New("(?s)```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|$)")
 
 // sqlStart finds the first word that can begin a reading statement.
-var sqlStart = regexp.MustCompile(`(?i)\b(SELECT|WITH)\b`)
+var sqlStart = lazyre.New(`(?i)\b(SELECT|WITH)\b`)
 
 // otherStart finds a statement of another kind (in capitals, or opening a
 // line, so that English words such as "update" in prose are not taken for
 // SQL). Such statements are extracted too: the read-only runner, not the
 // extractor, decides what may run, and its refusal is what the model must
 // hear.
-var otherStart = regexp.MustCompile(`\b(INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|ATTACH|DETACH|PRAGMA|VACUUM|REPLACE|VALUES|EXPLAIN|REINDEX|ANALYZE|BEGIN|COMMIT)\b|(?im)^\s*(insert|update|delete|drop|create|alter|attach|detach|pragma|vacuum|replace|values|explain|reindex|analyze|begin|commit)\b`)
+var otherStart = lazyre.New(`\b(INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|ATTACH|DETACH|PRAGMA|VACUUM|REPLACE|VALUES|EXPLAIN|REINDEX|ANALYZE|BEGIN|COMMIT)\b|(?im)^\s*(insert|update|delete|drop|create|alter|attach|detach|pragma|vacuum|replace|values|explain|reindex|analyze|begin|commit)\b`)
 
 // ExtractSQL finds the SQL statement in a model's reply: a JSON object
 // with an "sql" (or "query") field, a Markdown code fence (an ```sql one
@@ -40,7 +40,7 @@ func ExtractSQL(reply string) (string, error) {
 	if s, ok := sqlFromJSON(text); ok {
 		return ExtractSQL(s)
 	}
-	if ms := fence.FindAllStringSubmatch(text, -1); len(ms) > 0 {
+	if ms := fence().FindAllStringSubmatch(text, -1); len(ms) > 0 {
 		body := ""
 		for _, m := range ms {
 			if strings.EqualFold(m[1], "sql") || strings.EqualFold(m[1], "sqlite") {
@@ -54,7 +54,7 @@ func ExtractSQL(reply string) (string, error) {
 					body = s
 					break
 				}
-				if sqlStart.MatchString(m[2]) || otherStart.MatchString(m[2]) {
+				if sqlStart().MatchString(m[2]) || otherStart().MatchString(m[2]) {
 					body = m[2]
 					break
 				}
@@ -64,8 +64,8 @@ func ExtractSQL(reply string) (string, error) {
 			text = body
 		}
 	}
-	loc := sqlStart.FindStringIndex(text)
-	if other := otherStart.FindStringSubmatchIndex(text); other != nil {
+	loc := sqlStart().FindStringIndex(text)
+	if other := otherStart().FindStringSubmatchIndex(text); other != nil {
 		start := other[2]
 		if start < 0 {
 			start = other[4]

@@ -2,12 +2,12 @@ package cohort
 
 import (
 	"context"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // Facts are what the pipeline knows about a data set's time frame.
@@ -21,7 +21,7 @@ type Facts struct {
 }
 
 // fixedNow finds a schema note fixing the current time.
-var fixedNow = regexp.MustCompile(`(?i)current time is (?:fixed (?:at|to) )?'(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?)'`)
+var fixedNow = lazyre.New(`(?i)current time is (?:fixed (?:at|to) )?'(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?)'`)
 
 // ReadFacts reads the time frame of a data set: a fixed current time from
 // the notes of its known schema, and the collection period from the
@@ -32,7 +32,7 @@ func ReadFacts(ctx context.Context, runner SQLRunner, cat *datasets.Catalog) Fac
 	var f Facts
 	for _, p := range cat.Profiles {
 		for _, n := range p.Notes {
-			if m := fixedNow.FindStringSubmatch(n); m != nil && f.Now == "" {
+			if m := fixedNow().FindStringSubmatch(n); m != nil && f.Now == "" {
 				f.Now = m[1]
 			}
 		}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // Limits of the key analysis.
@@ -27,7 +27,7 @@ const (
 )
 
 // joinCond matches one equality of a documented join, "a.x = b.y".
-var joinCond = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)`)
+var joinCond = lazyre.New(`([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)`)
 
 // hierarchy is the many-to-one structure of a database: each row of a
 // child table belongs to one row of each parent (a lab result to a lab
@@ -72,7 +72,7 @@ func buildHierarchy(ctx context.Context, db *sql.DB, cat *datasets.Catalog) (*hi
 	}
 	for i, t := range cat.Tables {
 		for _, j := range t.Doc.Joins {
-			for _, m := range joinCond.FindAllStringSubmatch(j, -1) {
+			for _, m := range joinCond().FindAllStringSubmatch(j, -1) {
 				a, b := idx(m[1]), idx(m[3])
 				if strings.EqualFold(m[2], m[4]) {
 					addLink(a, m[2], b)

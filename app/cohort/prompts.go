@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -14,15 +15,17 @@ import (
 var promptFiles embed.FS
 
 // prompts are the parsed templates (read-only after init).
-var prompts = template.Must(template.New("prompts").Funcs(template.FuncMap{
-	// sqlq quotes text as an SQL string literal.
-	"sqlq": func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" },
-}).ParseFS(promptFiles, "prompts/*.tmpl"))
+var prompts = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("prompts").Funcs(template.FuncMap{
+		// sqlq quotes text as an SQL string literal.
+		"sqlq": func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" },
+	}).ParseFS(promptFiles, "prompts/*.tmpl"))
+})
 
 // render executes the named template.
 func render(name string, data any) string {
 	var b strings.Builder
-	if err := prompts.ExecuteTemplate(&b, name, data); err != nil {
+	if err := prompts().ExecuteTemplate(&b, name, data); err != nil {
 		// The templates are embedded and tested: an error is a bug.
 		panic(fmt.Sprintf("cohort: prompt %s: %v", name, err))
 	}

@@ -3,17 +3,17 @@ package cohort
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
 // unknownName matches SQLite's errors about names that do not exist.
-var unknownName = regexp.MustCompile(`no such (column|table|function): ([^\s,;]+)`)
+var unknownName = lazyre.New(`no such (column|table|function): ([^\s,;]+)`)
 
 // feedback builds the repair prompt for a failed query: the database's
 // exact error, the full column list of every table the query references
@@ -35,7 +35,7 @@ func (p *Pipeline) feedback(query string, err error, retrieved []string) repairD
 		}
 	}
 	var closest []string
-	for _, m := range unknownName.FindAllStringSubmatch(d.Error, -1) {
+	for _, m := range unknownName().FindAllStringSubmatch(d.Error, -1) {
 		kind, name := m[1], strings.Trim(m[2], `"'`+"`")
 		var cands []string
 		switch kind {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/clinsight/clinsight/localllm"
 )
@@ -48,11 +49,13 @@ type CriteriaSet struct {
 }
 
 // criteriaSchema is the schema of CriteriaSet.
-var criteriaSchema = localllm.MustParseSchema(`{"type":"object","properties":{
+var criteriaSchema = sync.OnceValue(func() *localllm.Schema {
+	return localllm.MustParseSchema(`{"type":"object","properties":{
 	"analysis":{"type":"string"},
 	"title_criteria":{"type":"array","items":{"type":"string"}},
 	"content_criteria":{"type":"array","items":{"type":"string"}}},
 	"required":["analysis","title_criteria","content_criteria"]}`)
+})
 
 // Criteria returns the set's criteria, title criteria first, each with
 // weight 1; blank and repeated texts are dropped.
@@ -88,7 +91,7 @@ func GenerateCriteria(ctx context.Context, chat localllm.Chatter, model string, 
 		return CriteriaSet{}, err
 	}
 	var set CriteriaSet
-	if _, err := chat.ChatJSON(ctx, localllm.ChatRequest{Model: model, Messages: msgs, Options: opts}, criteriaSchema, &set); err != nil {
+	if _, err := chat.ChatJSON(ctx, localllm.ChatRequest{Model: model, Messages: msgs, Options: opts}, criteriaSchema(), &set); err != nil {
 		return CriteriaSet{}, fmt.Errorf("evidence: generating eligibility criteria: %w", err)
 	}
 	if len(set.Criteria()) == 0 {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/localllm"
@@ -145,13 +146,15 @@ func checkSources(field string, sources []int, shown map[int]bool) ([]int, *sour
 }
 
 // fieldsSchema is the schema of a field-extraction reply.
-var fieldsSchema = localllm.MustParseSchema(`{"type":"object","properties":{
+var fieldsSchema = sync.OnceValue(func() *localllm.Schema {
+	return localllm.MustParseSchema(`{"type":"object","properties":{
 	"fields":{"type":"array","items":{"type":"object","properties":{
 		"name":{"type":"string"},
 		"value":{"type":"string"},
 		"sources":{"type":"array","items":{"type":"integer"}}},
 		"required":["name","value","sources"]}}},
 	"required":["fields"]}`)
+})
 
 // ExtractFields asks the model for the fields in the study's text, in one
 // JSON reply (TrialMind's design: the text as numbered passages, each
@@ -199,7 +202,7 @@ func (e *Extractor) ExtractFields(ctx context.Context, t StudyText, fields []Fie
 				Sources []int  `json:"sources"`
 			} `json:"fields"`
 		}
-		res, err := e.Chat.ChatJSON(ctx, req, fieldsSchema, &reply)
+		res, err := e.Chat.ChatJSON(ctx, req, fieldsSchema(), &reply)
 		if err != nil {
 			return nil, fmt.Errorf("evidence: extracting fields from %s: %w", t.ID, err)
 		}

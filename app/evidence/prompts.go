@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/clinsight/clinsight/localllm"
@@ -19,19 +20,20 @@ var promptFiles embed.FS
 var promptFuncs = template.FuncMap{"inc": func(i int) int { return i + 1 }}
 
 // prompts are the parsed templates, one set per step since every file
-// defines its own "system" and "user" (read-only after initialisation).
-var prompts = func() map[string]*template.Template {
+// defines its own "system" and "user" (parsed on first use, not at program
+// start; read-only afterwards).
+var prompts = sync.OnceValue(func() map[string]*template.Template {
 	m := map[string]*template.Template{}
 	for _, step := range []string{"terms", "criteria", "screen", "fields", "results"} {
 		m[step] = template.Must(template.New(step).Funcs(promptFuncs).ParseFS(promptFiles, "prompts/"+step+".tmpl"))
 	}
 	return m
-}()
+})
 
 // promptMessages renders the system and user templates of a step
 // ("terms", "criteria", "screen", "fields", "results") with data.
 func promptMessages(step string, data any) ([]localllm.Message, error) {
-	t, ok := prompts[step]
+	t, ok := prompts()[step]
 	if !ok {
 		return nil, fmt.Errorf("evidence: no prompt template for %s", step)
 	}

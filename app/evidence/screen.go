@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/clinsight/clinsight/localllm"
 )
@@ -33,9 +34,11 @@ func (v Verdict) value() float64 {
 }
 
 // screenSchema is the schema of a screening reply.
-var screenSchema = localllm.MustParseSchema(`{"type":"object","properties":{
+var screenSchema = sync.OnceValue(func() *localllm.Schema {
+	return localllm.MustParseSchema(`{"type":"object","properties":{
 	"verdicts":{"type":"array","items":{"type":"string","enum":["YES","NO","UNCERTAIN"]}}},
 	"required":["verdicts"]}`)
+})
 
 // countRetryMessage asks the model again after a wrong number of verdicts.
 const countRetryMessage = "Your reply has %d verdicts, but there are %d criteria. " +
@@ -99,7 +102,7 @@ func (s *Screener) Screen(ctx context.Context, r *Record) ([]Verdict, error) {
 		var reply struct {
 			Verdicts []Verdict `json:"verdicts"`
 		}
-		res, err := s.Chat.ChatJSON(ctx, req, screenSchema, &reply)
+		res, err := s.Chat.ChatJSON(ctx, req, screenSchema(), &reply)
 		if err != nil {
 			return nil, fmt.Errorf("evidence: screening %s: %w", r.ID, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/clinsight/clinsight/localllm"
@@ -44,11 +45,13 @@ const termListsSchema = `{"type":"object","properties":{
 	"required":["conditions","treatments","outcomes"]}`
 
 // termsSchema is the schema of the search-term reply (TermSteps).
-var termsSchema = localllm.MustParseSchema(`{"type":"object","properties":{
+var termsSchema = sync.OnceValue(func() *localllm.Schema {
+	return localllm.MustParseSchema(`{"type":"object","properties":{
 	"primary":` + termListsSchema + `,
 	"core":` + termListsSchema + `,
 	"expanded":` + termListsSchema + `},
 	"required":["primary","core","expanded"]}`)
+})
 
 // TermOptions tunes GenerateTerms.
 type TermOptions struct {
@@ -94,7 +97,7 @@ func GenerateTerms(ctx context.Context, chat localllm.Chatter, model string, p P
 		return TermSteps{}, err
 	}
 	var steps TermSteps
-	if _, err := chat.ChatJSON(ctx, localllm.ChatRequest{Model: model, Messages: msgs, Options: opts.Options}, termsSchema, &steps); err != nil {
+	if _, err := chat.ChatJSON(ctx, localllm.ChatRequest{Model: model, Messages: msgs, Options: opts.Options}, termsSchema(), &steps); err != nil {
 		return TermSteps{}, fmt.Errorf("evidence: generating search terms: %w", err)
 	}
 	return steps, nil

@@ -1,6 +1,9 @@
 package impression
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // LabelerVersion identifies the labeler's rules; it is stored with the
 // labels at import, so reports labelled by other rules can be relabelled.
@@ -42,7 +45,7 @@ func labelText(text string, keep bool) (Labels, []Mention) {
 	if len(text) > maxLabelBytes {
 		text = text[:maxLabelBytes]
 	}
-	r := compiledRules
+	r := compiledRules()
 	found := [NumObservations][]Label{}
 	var mentions []Mention
 	otherFinding := false
@@ -276,9 +279,9 @@ type ruleSet struct {
 	enlarged, borderline, normalQ *matcher
 }
 
-// compiledRules are the phrase tables compiled at package initialisation;
-// read-only afterwards.
-var compiledRules = compileRules()
+// compiledRules are the phrase tables, compiled on first use (not at
+// program start); read-only afterwards.
+var compiledRules = sync.OnceValue(compileRules)
 
 // compileRules compiles the phrase tables.
 func compileRules() *ruleSet {

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/clinsight/clinsight/localllm"
@@ -17,12 +18,14 @@ import (
 var promptFS embed.FS
 
 // prompts are the parsed templates (read-only).
-var prompts = template.Must(template.New("prompts").Option("missingkey=error").ParseFS(promptFS, "prompts/*.txt"))
+var prompts = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("prompts").Option("missingkey=error").ParseFS(promptFS, "prompts/*.txt"))
+})
 
 // render executes a template to text.
 func render(name string, data any) string {
 	var b bytes.Buffer
-	if err := prompts.ExecuteTemplate(&b, name, data); err != nil {
+	if err := prompts().ExecuteTemplate(&b, name, data); err != nil {
 		// The templates are embedded and tested: a failure is a bug.
 		panic(fmt.Sprintf("impression prompt %s: %v", name, err))
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"unicode/utf8"
 
@@ -21,10 +22,13 @@ var promptFS embed.FS
 
 // prompts are the pipeline's prompt templates (prompts/*.tmpl), each
 // defining a "system" and a "user" template.
-var prompts = map[string]*template.Template{
-	"concepts":    mustPrompt("concepts"),
-	"eligibility": mustPrompt("eligibility"),
-}
+// They are parsed on first use, not at program start.
+var prompts = sync.OnceValue(func() map[string]*template.Template {
+	return map[string]*template.Template{
+		"concepts":    mustPrompt("concepts"),
+		"eligibility": mustPrompt("eligibility"),
+	}
+})
 
 func mustPrompt(name string) *template.Template {
 	return template.Must(template.New(name).Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).
@@ -33,7 +37,7 @@ func mustPrompt(name string) *template.Template {
 
 // renderPrompt executes a template's system and user parts.
 func renderPrompt(name string, data any) ([]localllm.Message, error) {
-	t := prompts[name]
+	t := prompts()[name]
 	var sys, user bytes.Buffer
 	if err := t.ExecuteTemplate(&sys, "system", data); err != nil {
 		return nil, fmt.Errorf("prompt %s: %w", name, err)
@@ -48,7 +52,8 @@ func renderPrompt(name string, data any) ([]localllm.Message, error) {
 }
 
 // conceptSchema is the reply of the concept extraction.
-var conceptSchema = localllm.MustParseSchema(`{
+var conceptSchema = sync.OnceValue(func() *localllm.Schema {
+	return localllm.MustParseSchema(`{
   "type": "object",
   "properties": {
     "age": {"type": ["number", "null"]},
@@ -71,6 +76,7 @@ var conceptSchema = localllm.MustParseSchema(`{
   "required": ["age", "sex", "concepts"],
   "additionalProperties": false
 }`)
+})
 
 type conceptReply struct {
 	Age      *float64 `json:"age"`
@@ -99,7 +105,7 @@ func (p *Pipeline) modelConcepts(ctx context.Context, patient string) (*Query, l
 		return nil, localllm.Usage{}, err
 	}
 	var reply conceptReply
-	res, err := p.chat.ChatJSON(ctx, localllm.ChatRequest{Model: p.model, Messages: msgs, Options: p.modelOptions(1024)}, conceptSchema, &reply)
+	res, err := p.chat.ChatJSON(ctx, localllm.ChatRequest{Model: p.model, Messages: msgs, Options: p.modelOptions(1024)}, conceptSchema(), &reply)
 	if err != nil {
 		return nil, res.Usage, err
 	}
@@ -146,7 +152,8 @@ func (p *Pipeline) modelConcepts(ctx context.Context, patient string) (*Query, l
 }
 
 // eligibilitySchema is the reply of the eligibility step.
-var eligibilitySchema = localllm.MustParseSchema(`{
+var eligibilitySchema = sync.OnceValue(func() *localllm.Schema {
+	return localllm.MustParseSchema(`{
   "type": "object",
   "properties": {
     "criteria": {
@@ -167,6 +174,7 @@ var eligibilitySchema = localllm.MustParseSchema(`{
   "required": ["criteria"],
   "additionalProperties": false
 }`)
+})
 
 type eligibilityReply struct {
 	Criteria []struct {
@@ -254,7 +262,7 @@ func (p *Pipeline) assessTrial(ctx context.Context, patientSentences []string, t
 		}
 		var reply eligibilityReply
 		res, err := p.chat.ChatJSON(ctx, localllm.ChatRequest{Model: p.model, Messages: msgs,
-			Options: p.modelOptions(len(chunk)*replyTokensPerCriterion + 64)}, eligibilitySchema, &reply)
+			Options: p.modelOptions(len(chunk)*replyTokensPerCriterion + 64)}, eligibilitySchema(), &reply)
 		usage = usage.Add(res.Usage)
 		if err != nil {
 			return nil, usage, err
