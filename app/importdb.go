@@ -80,6 +80,11 @@ func withWritableSource[R any](ctx context.Context, ws *Workspace, src Source, f
 	}
 	// Every import is recorded in the audit trail when it starts (an
 	// import that cannot be recorded does not start) and when it ends.
+	if src.Name == "" {
+		if s, ok := ws.sourceByPath(path); ok {
+			src.Name = s.Name
+		}
+	}
 	if err := ws.Record(ctx, audit.Event{Action: audit.ActionImport, Source: src.Name, Details: map[string]any{"database": path, "status": "started"}}); err != nil {
 		return zero, err
 	}

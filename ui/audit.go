@@ -67,7 +67,7 @@ func NewAuditScreen(ctx context.Context, a app.AuditService, w fyne.Window) *Aud
 	s.detail = widget.NewLabel("Select a record to see all of it.")
 	s.detail.Wrapping = fyne.TextWrapWord
 	s.table = newTextTable([]tableColumn{
-		{"#", 56}, {"Time (UTC)", 160}, {"User", 110}, {"Action", 120}, {"Data source", 120}, {"Details", 560},
+		{"#", 48}, {"Time (UTC)", 165}, {"User", 90}, {"Action", 135}, {"Data source", 110}, {"Details", 620},
 	}, func() int { return len(s.records) }, s.cell)
 	s.table.OnSelected = func(id widget.TableCellID) {
 		if id.Row >= 0 && id.Row < len(s.records) {
