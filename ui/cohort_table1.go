@@ -41,11 +41,13 @@ type cohortExtras struct {
 	t1Query   string
 	t1Source  app.Source
 	t1Columns int
+	t1Tab     *container.TabItem
 
 	saveName    *widget.Entry
 	saveBtn     *widget.Button
 	rerunBtn    *widget.Button
 	loadBtn     *widget.Button
+	t1SavedBtn  *widget.Button
 	fileExport  *widget.Button
 	fileImport  *widget.Button
 	savedList   *widget.List
@@ -63,7 +65,8 @@ func (s *CohortScreen) addCohortExtras() {
 	}
 	x := &cohortExtras{s: s, defs: defs, selected: -1}
 	s.extras = x
-	s.tabs.Append(container.NewTabItem("Table 1", x.table1Panel()))
+	x.t1Tab = container.NewTabItem("Table 1", x.table1Panel())
+	s.tabs.Append(x.t1Tab)
 	s.tabs.Append(container.NewTabItem("Saved cohorts", x.savedPanel()))
 	x.reloadSaved()
 }
@@ -130,7 +133,12 @@ func (x *cohortExtras) ComputeTable1(strata string) {
 		x.t1Status.SetText("Choose a data source first.")
 		return
 	}
-	query, opts := ans.SQL, cohort.Table1Options{Stratify: stratifyOf(strata)}
+	x.computeTable1(src, ans.SQL, strata)
+}
+
+// computeTable1 describes the patients a statement selects on src.
+func (x *cohortExtras) computeTable1(src app.Source, query, strata string) {
+	opts := cohort.Table1Options{Stratify: stratifyOf(strata)}
 	var t *cohort.Table1
 	var k int
 	runTask(x.s.ctx, x.s.window, "Table 1", func(ctx context.Context, report progress.Func) error {
@@ -193,6 +201,7 @@ func (x *cohortExtras) savedPanel() fyne.CanvasObject {
 	x.saveBtn = widget.NewButtonWithIcon("Save the current cohort", theme.DocumentSaveIcon(), func() { x.SaveDefinition(x.saveName.Text) })
 	x.rerunBtn = widget.NewButtonWithIcon("Run again", theme.MediaReplayIcon(), func() { x.RerunSelected() })
 	x.loadBtn = widget.NewButtonWithIcon("Show its SQL", theme.DocumentIcon(), x.loadSelected)
+	x.t1SavedBtn = widget.NewButtonWithIcon("Table 1", theme.GridIcon(), x.Table1OfSelected)
 	x.fileExport = widget.NewButtonWithIcon("Export file…", theme.UploadIcon(), func() {
 		if d, ok := x.selectedDef(); ok {
 			chooseSaveFile(x.s.window, d.ID+".json", func(path string) { x.ExportDefinition(d.ID, path) })
@@ -224,7 +233,7 @@ func (x *cohortExtras) savedPanel() fyne.CanvasObject {
 	x.enableSaved()
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, nil, x.saveBtn, x.saveName),
-		container.NewHBox(x.rerunBtn, x.loadBtn, x.fileExport, x.fileImport),
+		container.NewHBox(x.rerunBtn, x.t1SavedBtn, x.loadBtn, x.fileExport, x.fileImport),
 		x.savedStatus,
 	)
 	return container.NewBorder(top, nil, nil, nil, x.savedList)
@@ -233,7 +242,7 @@ func (x *cohortExtras) savedPanel() fyne.CanvasObject {
 func definitionCounts(c cohort.DefinitionCounts) string { return c.Text() }
 
 func (x *cohortExtras) enableSaved() {
-	for _, b := range []*widget.Button{x.rerunBtn, x.loadBtn, x.fileExport} {
+	for _, b := range []*widget.Button{x.rerunBtn, x.t1SavedBtn, x.loadBtn, x.fileExport} {
 		if _, ok := x.selectedDef(); ok {
 			b.Enable()
 		} else {
@@ -325,6 +334,22 @@ func (x *cohortExtras) RerunDefinition(id string) {
 		x.savedStatus.SetText(fmt.Sprintf("%s, since it was saved on %s: %s.", rr.Definition.Name, rr.Definition.Created.Local().Format("2006-01-02"), rr.Changes()))
 		x.reloadSaved()
 	})
+}
+
+// Table1OfSelected describes the patients of the selected saved cohort
+// on its data source and shows the Table 1 tab.
+func (x *cohortExtras) Table1OfSelected() {
+	d, ok := x.selectedDef()
+	if !ok {
+		return
+	}
+	src, ok := x.s.sourceNamed(d.Source.Name)
+	if !ok {
+		x.savedStatus.SetText(fmt.Sprintf("This workspace has no data source %q.", d.Source.Name))
+		return
+	}
+	x.s.tabs.Select(x.t1Tab)
+	x.computeTable1(src, d.SQL, x.strata.Selected)
 }
 
 // loadSelected puts the selected definition's SQL in the SQL box, to run

@@ -74,6 +74,19 @@ func TestCohortScreenTable1AndSavedCohorts(t *testing.T) {
 			t.Errorf("rerun status %q", x.savedStatus.Text)
 		}
 	})
+	// Table 1 of the saved cohort, from the Saved cohorts tab.
+	onUI(t, func(t testing.TB) {
+		x.t1Status.SetText("")
+		x.strata.SetSelected(table1Strata[2])
+		x.savedList.Select(0) // the list was reloaded after the run
+		test.Tap(x.t1SavedBtn)
+	})
+	waitUntil(t, "Table 1 of the saved cohort", func() bool { return strings.Contains(x.t1Status.Text, "patients (by subject_id)") })
+	onUI(t, func(t testing.TB) {
+		if s.tabs.Selected() != x.t1Tab || x.t1Query != sql || len(x.t1Header) != 5 || !strings.HasPrefix(x.t1Header[2], "Cohort (n = ") || !strings.HasPrefix(x.t1Header[3], "Rest (n = ") {
+			t.Errorf("Table 1 of the saved cohort: tab %v, query %q, header %q", s.tabs.Selected().Text, x.t1Query, x.t1Header)
+		}
+	})
 	file := filepath.Join(t.TempDir(), "emergency.json")
 	id := ""
 	onUI(t, func(t testing.TB) {
