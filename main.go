@@ -5,8 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
+	"runtime"
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cli"
@@ -26,10 +28,31 @@ func main() {
 		Err:     os.Stderr,
 		Version: version,
 		RunGUI: func(ctx context.Context, ws *app.Workspace, screen string) error {
+			if err := checkDisplay(runtime.GOOS, os.Getenv); err != nil {
+				return err // before Fyne opens a window, which would panic
+			}
 			return ui.Run(ctx, ws, version, screen)
 		},
 	}
 	code := cli.Run(ctx, f, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// errNoDisplay is the one line printed when the desktop app is launched
+// where there is no display to open it on.
+var errNoDisplay = errors.New("no display: run a subcommand, or set DISPLAY")
+
+// checkDisplay reports errNoDisplay on Linux (and the BSDs) when neither
+// DISPLAY nor WAYLAND_DISPLAY is set: there the windowing library would
+// panic instead of saying so.
+func checkDisplay(goos string, getenv func(string) string) error {
+	switch goos {
+	case "windows", "darwin", "ios", "android", "js", "wasip1":
+		return nil
+	}
+	if getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "" {
+		return errNoDisplay
+	}
+	return nil
 }

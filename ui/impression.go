@@ -298,7 +298,7 @@ func (s *ImpressionsScreen) SelectSource(name string) {
 				return
 			}
 			if err != nil {
-				s.corpusInfo.SetText("Cannot use " + name + ": " + err.Error())
+				s.corpusInfo.SetText("Cannot use " + name + ": " + errorText(err))
 				return
 			}
 			s.corpus = c
@@ -332,7 +332,7 @@ func (s *ImpressionsScreen) Generate() {
 	}
 	p, err := s.imps.Generator(s.corpus, s.options())
 	if err != nil {
-		s.status.SetText(err.Error())
+		s.status.SetText(errorText(err))
 		showError(s.window, err)
 		return
 	}
@@ -356,7 +356,7 @@ func (s *ImpressionsScreen) Generate() {
 		fyne.Do(func() {
 			s.setBusy(false)
 			if err != nil {
-				s.status.SetText(err.Error())
+				s.status.SetText(errorText(err))
 				if ctx.Err() != nil {
 					s.status.SetText("Cancelled.")
 				}
@@ -476,7 +476,7 @@ func (s *ImpressionsScreen) RunBatch(path string) {
 	}
 	p, err := s.imps.Generator(s.corpus, s.options())
 	if err != nil {
-		s.status.SetText(err.Error())
+		s.status.SetText(errorText(err))
 		showError(s.window, err)
 		return
 	}
@@ -504,7 +504,7 @@ func (s *ImpressionsScreen) RunBatch(path string) {
 		if err != nil {
 			showError(s.window, err)
 			if len(rows) == 0 {
-				s.status.SetText("Batch stopped: " + err.Error())
+				s.status.SetText("Batch stopped: " + errorText(err))
 				return
 			}
 			s.status.SetText(fmt.Sprintf("Batch stopped: kept the %d impressions produced before.", len(rows)))

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -53,13 +52,4 @@ func runTask(parent context.Context, w fyne.Window, title string, work func(ctx 
 		})
 	}()
 	return t
-}
-
-// showError shows err in a dialog unless it is a cancellation the user
-// asked for.
-func showError(w fyne.Window, err error) {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return
-	}
-	dialog.ShowError(err, w)
 }

@@ -202,12 +202,13 @@ func (s *SettingsScreen) showHostInUse() string {
 	return h.URL
 }
 
-// errorText is the message of err for the status line.
+// errorText is the message of err for a status line: its one sentence
+// (errors.go), `code` shown in quotes.
 func errorText(err error) string {
 	if err == nil {
 		return "unknown error"
 	}
-	return err.Error()
+	return plainText(errorSummary(err))
 }
 
 // setModelChoices fills the pickers with the installed models and the
@@ -245,11 +246,11 @@ func (s *SettingsScreen) saveHost() {
 	host := strings.TrimSpace(s.host.Text)
 	norm, err := localllm.NormalizeHost(host)
 	if err != nil {
-		dialog.ShowError(fmt.Errorf("the Ollama host %q is not valid: %w", host, err), s.window)
+		showError(s.window, fmt.Errorf("the Ollama host %q is not valid: %w", host, err))
 		return
 	}
 	if err := s.settings.UpdateConfig(func(c *app.Config) { c.OllamaHost = norm.String() }); err != nil {
-		dialog.ShowError(err, s.window)
+		showError(s.window, err)
 		return
 	}
 	s.host.SetText(s.settings.Config().OllamaHost)
@@ -347,7 +348,7 @@ func (s *SettingsScreen) SaveHostChoices() {
 		err := s.settings.SetHostChoices(ch)
 		fyne.Do(func() {
 			if err != nil {
-				s.policyInfo.SetText("Not saved: " + err.Error())
+				s.policyInfo.SetText("Not saved: " + errorText(err))
 				return
 			}
 			s.policyInfo.SetText("Saved.")
@@ -406,7 +407,7 @@ func (s *SettingsScreen) saveModels() {
 		c.Models.Embedding = pick(s.embedModel, c.Models.Embedding)
 	})
 	if err != nil {
-		dialog.ShowError(err, s.window)
+		showError(s.window, err)
 	}
 }
 
@@ -426,7 +427,7 @@ func (s *SettingsScreen) SaveLimits(timeout, maxRows string) {
 		c.Limits.QueryTimeout = app.Duration(d)
 		c.Limits.MaxRows = n
 	}); err != nil {
-		s.limitsInfo.SetText(err.Error())
+		s.limitsInfo.SetText(errorText(err))
 		return
 	}
 	s.limitsInfo.SetText(fmt.Sprintf("Saved: queries stop after %s and return at most %s rows.", d, formatCount(int64(n))))

@@ -160,7 +160,7 @@ func (s *TrialsScreen) loadPatients() {
 		ps, err := s.trials.Patients(s.ctx, src)
 		fyne.Do(func() {
 			if err != nil {
-				s.status.SetText("Could not read the demo patients: " + err.Error())
+				s.status.SetText("Could not read the demo patients: " + errorText(err))
 				return
 			}
 			s.patients = ps
@@ -216,7 +216,7 @@ func (s *TrialsScreen) Match() {
 		if err != nil {
 			showError(s.window, err)
 			if s.result == nil {
-				s.status.SetText("Cancelled or failed: " + err.Error())
+				s.status.SetText("Cancelled or failed: " + errorText(err))
 			}
 			return
 		}

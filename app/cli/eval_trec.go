@@ -109,6 +109,9 @@ the topics present in both the run and the qrels. --pool ranks, for each topic, 
 			default:
 				return errors.New("give --run RUN.trec, or --db DB with --topics TOPICS.jsonl")
 			}
+			if w := unjudgedWarning(run, qrels); w != "" {
+				fmt.Fprintln(f.Err, "warning:", w)
+			}
 			if writeRun != "" {
 				if err := writeRunFile(writeRun, run); err != nil {
 					return err
@@ -156,4 +159,28 @@ func writeRunFile(path string, run eval.Run) error {
 		return fmt.Errorf("write run %s: %w", path, err)
 	}
 	return nil
+}
+
+// unjudgedWarning says, when none of the trials a run ranks for the topics
+// it shares with the qrels is judged there, that the zero scores come from
+// the mismatch, not the ranking ("" otherwise).
+func unjudgedWarning(run eval.Run, qrels eval.Qrels) string {
+	ranked, shared := 0, 0
+	for topic, entries := range run {
+		judged, ok := qrels[topic]
+		if !ok {
+			continue
+		}
+		shared++
+		for _, e := range entries {
+			ranked++
+			if _, ok := judged[e.Doc]; ok {
+				return ""
+			}
+		}
+	}
+	if shared == 0 {
+		return ""
+	}
+	return fmt.Sprintf("none of the %d trials the run ranks for its %d topics in the qrels is judged there, so every score is 0: check that the run and the qrels use the same trial ids (e.g. NCT numbers) and topic ids, or rank only judged trials with --pool", ranked, shared)
 }

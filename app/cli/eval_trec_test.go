@@ -83,3 +83,40 @@ func TestEvalTRECUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalTRECWarnsWhenNothingIsJudged: a run whose trials are not in the
+// qrels gets a warning naming the mismatch instead of a silent 0.0000; a
+// run with a judged trial gets none.
+func TestEvalTRECWarnsWhenNothingIsJudged(t *testing.T) {
+	dir := t.TempDir()
+	qrels := filepath.Join(dir, "qrels.tsv")
+	if err := os.WriteFile(qrels, []byte("query-id\tcorpus-id\tscore\n1\tNCT001\t2\n1\tNCT002\t0\n2\tNCT003\t1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, run string
+		warn      bool
+	}{
+		{"other ids", "1 Q0 trial-9 1 3.0 x\n1 Q0 trial-8 2 2.0 x\n2 Q0 trial-7 1 1.0 x\n", true},
+		{"one judged", "1 Q0 trial-9 1 3.0 x\n1 Q0 NCT001 2 2.0 x\n", false},
+	} {
+		runPath := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".trec")
+		if err := os.WriteFile(runPath, []byte(c.run), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := run(t, dir, "eval", "trec", "--run", runPath, "--qrels", qrels)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
+		}
+		warned := strings.Contains(stderr, "warning: none of the 3 trials the run ranks for its 2 topics in the qrels is judged there")
+		if c.name == "one judged" {
+			warned = strings.Contains(stderr, "warning:")
+		}
+		if warned != c.warn {
+			t.Errorf("%s: warned %v, stderr %q", c.name, warned, stderr)
+		}
+		if !strings.Contains(stdout, "NDCG@10") {
+			t.Errorf("%s: stdout %q", c.name, stdout)
+		}
+	}
+}
