@@ -47,13 +47,16 @@ median() {
 }
 
 # cpu RUNS CMD...: prints the mean processor time (task-clock, all
-# threads) of RUNS runs, which a busy machine changes less than the elapsed
-# time; nothing without perf.
+# threads) and page faults of RUNS runs, which a busy machine changes less
+# than the elapsed time (the page faults hardly at all); nothing without
+# perf.
 cpu() {
   command -v perf >/dev/null || return 0
   local n=$1
   shift
-  perf stat -r "$n" -x, -e task-clock "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%-40s processor time %6.1f ms (mean of %d runs, perf stat)\n", label, $1, n}' label="$LABEL" n="$n"
+  perf stat -r "$n" -x, -e task-clock,page-faults "$@" 2>&1 >/dev/null | awk -F, '
+    /task-clock/ {t = $1} /page-faults/ {f = $1}
+    END {printf "%-40s processor time %6.1f ms, %5d page faults (means of %d runs, perf stat)\n", label, t, f, n}' label="$LABEL" n="$n"
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
