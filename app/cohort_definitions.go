@@ -108,11 +108,31 @@ func (c *Cohort) Table1(ctx context.Context, src Source, query string, opts coho
 		opts.PatientColumn = col
 	}
 	t, err := cohort.ComputeTable1(ctx, r, opts)
+	det := map[string]any{"what": "Table 1", "sql": query, "patient_column": opts.PatientColumn}
+	if opts.Stratify != "" {
+		det["stratified_by"] = opts.Stratify
+	}
+	if t != nil {
+		det["patients"] = t.Patients
+	}
+	if rerr := c.recordSQL(ctx, src, det, err); rerr != nil {
+		return nil, errors.Join(err, rerr)
+	}
 	if err != nil {
 		return nil, err
 	}
 	c.ws.logger.Info("table 1", "source", src.Label(), "patients", t.Patients, "strata", len(t.Strata), "rows", len(t.Rows))
 	return t, nil
+}
+
+// recordSQL records in the audit trail the statements Table 1 and the
+// cohort definitions ran on a source (what, the cohort's SQL, the counts);
+// a result whose record cannot be written is not shown.
+func (c *Cohort) recordSQL(ctx context.Context, src Source, det map[string]any, err error) error {
+	if err != nil {
+		det["error"] = err.Error()
+	}
+	return c.ws.Record(context.WithoutCancel(ctx), audit.Event{Action: audit.ActionSQL, Source: src.Name, Details: det})
 }
 
 // Table1MinCell is k for an aggregate-only source, 0 otherwise.
@@ -184,6 +204,9 @@ func (c *Cohort) Save(ctx context.Context, src Source, ans *cohort.Answer, name 
 	}
 	defer r.Close()
 	counts, err := cohort.CountCohort(ctx, r, ans.SQL, src.Kind)
+	if rerr := c.recordSQL(ctx, src, map[string]any{"what": "cohort definition saved", "sql": ans.SQL, "rows": counts.Rows, "patients": counts.Patients}, err); rerr != nil {
+		return cohort.Definition{}, errors.Join(err, rerr)
+	}
 	if err != nil {
 		return cohort.Definition{}, fmt.Errorf("save the cohort: %w", err)
 	}
@@ -271,6 +294,9 @@ func (c *Cohort) Rerun(ctx context.Context, id string) (cohort.Rerun, error) {
 	}
 	defer r.Close()
 	now, err := cohort.CountCohort(ctx, r, d.SQL, src.Kind)
+	if rerr := c.recordSQL(ctx, src, map[string]any{"what": "cohort definition run again", "id": d.ID, "sql": d.SQL, "rows": now.Rows, "patients": now.Patients}, err); rerr != nil {
+		return cohort.Rerun{}, errors.Join(err, rerr)
+	}
 	if err != nil {
 		return cohort.Rerun{}, fmt.Errorf("run the cohort definition %q again: %w", d.ID, err)
 	}

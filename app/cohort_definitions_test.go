@@ -100,6 +100,9 @@ func TestTable1WorkbookSheet(t *testing.T) {
 	if last.Action != audit.ActionExport || last.Details["what"] != "Table 1" || last.Details["path"] != path {
 		t.Errorf("last audit record %+v", last)
 	}
+	if prev := recs[len(recs)-2]; prev.Action != audit.ActionSQL || prev.Details["what"] != "Table 1" || prev.Details["sql"] != defsCohortSQL || prev.Details["stratified_by"] != "sex" {
+		t.Errorf("the Table 1 statements are not recorded: %+v", prev)
+	}
 
 	// An aggregate-only source with k = 20: the screen is suppressed too,
 	// and so is the export, under 20.
@@ -198,6 +201,13 @@ func TestDefinitionExportImportRerun(t *testing.T) {
 	}
 	if !strings.Contains(rr.Changes(), "unchanged") || strings.Contains(rr.Changes(), "→") {
 		t.Errorf("changes %q", rr.Changes())
+	}
+	recs, err := ws2.Audit().Records(ctx, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.Action != audit.ActionSQL || last.Details["what"] != "cohort definition run again" || last.Details["id"] != imp.ID || last.Details["sql"] != defsCohortSQL {
+		t.Errorf("the run is not recorded: %+v", last)
 	}
 	again, err := ws2.Cohort().Load(imp.ID)
 	if err != nil || len(again.Runs) != 1 || again.Runs[0].Counts != d.Counts {

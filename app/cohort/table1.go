@@ -26,7 +26,8 @@ import (
 // Definitions, so that every cell can be checked by hand:
 //   - The index admission of a patient is their first admission (earliest
 //     admittime, then lowest hadm_id); when the cohort's result has a
-//     hadm_id column, the first of the patient's admissions in the result.
+//     hadm_id column (visit_occurrence_id on OMOP), the first of the
+//     patient's admissions in the result.
 //   - Age is the age at the index admission: admissions.age where the
 //     schema has it, else anchor_age + year(admittime) − anchor_year.
 //   - Length of stay is dischtime − admittime of the index admission, in
@@ -188,7 +189,13 @@ func ComputeTable1(ctx context.Context, q Querier, opts Table1Options) (*Table1,
 	if !qcols[strings.ToLower(pcol)] {
 		return nil, fmt.Errorf("make Table 1: the cohort's result has no column %s", pcol)
 	}
-	b := table1SQL{s: s, stmt: stmt, pcol: datasets.QuoteIdent(pcol), hadm: qcols["hadm_id"]}
+	b := table1SQL{s: s, stmt: stmt, pcol: datasets.QuoteIdent(pcol)}
+	switch {
+	case !s.omop && qcols["hadm_id"]:
+		b.hadm = "hadm_id"
+	case s.omop && qcols["visit_occurrence_id"]:
+		b.hadm = "visit_occurrence_id"
+	}
 	switch st := opts.Stratify; st {
 	case "", StratifySex, StratifyCohort:
 	default:
@@ -386,7 +393,7 @@ type table1SQL struct {
 	s            t1Schema
 	stmt         string // the cohort's statement
 	pcol         string // its patient column, quoted
-	hadm         bool   // its result has hadm_id
+	hadm         string // its result's admission column (hadm_id, visit_occurrence_id), "" when none
 	strat        string // a column of its result to stratify by, quoted
 	cohortVsRest bool
 }
@@ -410,8 +417,9 @@ func (b table1SQL) with() string {
 		w.WriteString("pop AS (SELECT DISTINCT " + b.pcol + " AS pid, NULL AS stratum FROM q WHERE " + b.pcol + " IS NOT NULL),\n")
 	}
 	restrict := ""
-	if b.hadm {
-		w.WriteString("qadm AS (SELECT DISTINCT " + b.pcol + " AS pid, hadm_id FROM q WHERE hadm_id IS NOT NULL),\n")
+	if b.hadm != "" {
+		h := datasets.QuoteIdent(b.hadm)
+		w.WriteString("qadm AS (SELECT DISTINCT " + b.pcol + " AS pid, " + h + " AS hadm_id FROM q WHERE " + h + " IS NOT NULL),\n")
 		restrict = " AND (NOT EXISTS (SELECT 1 FROM qadm c WHERE c.pid = pop.pid) OR a.hadm_id IN (SELECT c.hadm_id FROM qadm c WHERE c.pid = pop.pid))"
 	}
 	w.WriteString("idx AS (SELECT pid, hadm_id FROM (SELECT pop.pid, a.hadm_id, ROW_NUMBER() OVER (PARTITION BY pop.pid ORDER BY a.admittime, a.hadm_id) AS rn FROM pop JOIN admissions a ON a.subject_id = pop.pid" + restrict + ") AS f WHERE rn = 1)\n")

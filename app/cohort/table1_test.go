@@ -359,3 +359,25 @@ func TestTable1SmallCellsSuppressed(t *testing.T) {
 		}
 	}
 }
+
+// TestTable1IndexAdmissionFromTheResult: when the cohort's result has
+// hadm_id, the index admission is the patient's first admission of the
+// result, not their first admission.
+func TestTable1IndexAdmissionFromTheResult(t *testing.T) {
+	ctx := context.Background()
+	r := openTable1Runner(t)
+	const q = "SELECT subject_id, hadm_id FROM admissions WHERE admission_type = 'URGENT'"
+	tb, err := ComputeTable1(ctx, r, Table1Options{Query: q, PatientColumn: "subject_id", Labs: []string{}, TopDiagnoses: -1, TopMedications: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := refCount(t, r, refColumn{"SELECT DISTINCT subject_id FROM (" + q + ")"}, "SELECT COUNT(*)"+refAdm+"WHERE a.admission_type = 'URGENT'")
+	if first == tb.Patients {
+		t.Fatal("every urgent patient's first admission is urgent: the test cannot tell the index admissions apart")
+	}
+	for _, row := range tb.Rows {
+		if row.Variable == "Admission type" && row.Kind == RowLevel && (row.Label != "URGENT" || row.Overall.Count != tb.Patients) {
+			t.Errorf("admission type %q: %d of %d patients; every index admission is urgent", row.Label, row.Overall.Count, tb.Patients)
+		}
+	}
+}
