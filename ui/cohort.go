@@ -507,6 +507,9 @@ func attemptText(a cohort.Attempt) string {
 		outcome = a.Error
 	}
 	sql := strings.Join(strings.Fields(a.SQL), " ")
+	if notes := a.Notes(); notes != "" { // value grounding (issue 19 item 4)
+		sql += " — " + strings.ReplaceAll(notes, "\n", "; ")
+	}
 	return fmt.Sprintf("%d. %s · %s · %s · %s — %s", a.Number, a.Source, a.Stage, outcome, a.Duration.Round(time.Millisecond), sql)
 }
 

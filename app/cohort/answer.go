@@ -92,6 +92,28 @@ type Attempt struct {
 	Rows int `json:"rows"`
 	// Duration is the time of this attempt, model reply included.
 	Duration time.Duration `json:"duration_ns"`
+	// Generated is the statement as the model wrote it when value
+	// grounding rewrote its literals (SQL is the rewritten one); "" when
+	// grounding changed nothing.
+	Generated string `json:"generated,omitempty"`
+	// Rewrites are the literals value grounding changed to stored values.
+	Rewrites []ValueRewrite `json:"rewrites,omitempty"`
+	// Choices are literals matching no stored value with several stored
+	// values about as close: offered to the user, not applied.
+	Choices []ValueChoice `json:"choices,omitempty"`
+}
+
+// Notes describes what value grounding did to the attempt's statement,
+// one line per literal ("" when nothing), for the attempts log.
+func (a Attempt) Notes() string {
+	var out []string
+	for _, r := range a.Rewrites {
+		out = append(out, "value grounded: "+r.String())
+	}
+	for _, c := range a.Choices {
+		out = append(out, "value not grounded: "+c.String())
+	}
+	return strings.Join(out, "\n")
 }
 
 // LLMCall records one model call (which may be several requests when a

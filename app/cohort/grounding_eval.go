@@ -391,6 +391,9 @@ func EvaluateGrounding(ctx context.Context, g *Grounder, runner SQLRunner, items
 				if len(sc) > 1 {
 					gc.second = sc[1].score
 				}
+				if sc[0].contains && slices.ContainsFunc(sc[1:], func(s scoredValue) bool { return s.contains }) {
+					gc.second = gc.best // a family: never applied
+				}
 			}
 		}
 		rep.Cases = append(rep.Cases, gc)

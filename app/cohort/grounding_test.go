@@ -244,9 +244,9 @@ func TestCorruptQueryIsSeeded(t *testing.T) {
 // come from: on the development half of the benchmark only, the rate of
 // corrupted queries whose best stored value would be applied and is the
 // gold value (or that matched before and are left alone) is computed over a
-// grid of both thresholds; the constants must be the most cautious pair
-// (largest margin, then largest minimum score) within 0.01 of the grid's
-// best.
+// grid of both thresholds (margins above 0: an exact tie is never
+// applied); the constants must be the most cautious pair (largest margin,
+// then largest minimum score) within 0.01 of the grid's best.
 func TestGroundingTuneOnDev(t *testing.T) {
 	rep, _ := ehrsqlGrounding(t)
 	rate := func(minScore, margin float64) float64 {
@@ -269,14 +269,14 @@ func TestGroundingTuneOnDev(t *testing.T) {
 	for i := 0; i <= 12; i++ {
 		minScore := 0.30 + 0.05*float64(i)
 		var row []string
-		for j := 0; j <= 10; j++ {
+		for j := 1; j <= 10; j++ {
 			margin := 0.01 * float64(j)
 			r := rate(minScore, margin)
 			grid = append(grid, point{minScore, margin, r})
 			row = append(row, fmt.Sprintf("%.3f", r))
 			best = max(best, r)
 		}
-		t.Logf("min score %.2f, margin 0.00…0.10: %s", minScore, strings.Join(row, " "))
+		t.Logf("min score %.2f, margin 0.01…0.10: %s", minScore, strings.Join(row, " "))
 	}
 	var pick point
 	for _, p := range grid {

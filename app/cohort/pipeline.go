@@ -120,6 +120,9 @@ type Pipeline struct {
 	schema *localllm.Schema
 	// conceptSchema is the JSON schema of the concept-term reply.
 	conceptSchema *localllm.Schema
+	// grounder checks generated literals against the stored values; nil
+	// when the index holds no values.
+	grounder *Grounder
 }
 
 // classifySchema is the JSON schema of the classify-and-generate reply.
@@ -160,6 +163,7 @@ func New(ctx context.Context, cfg Config) (*Pipeline, error) {
 	if p.log == nil {
 		p.log = slog.Default()
 	}
+	p.grounder = NewGrounder(cfg.Index, cfg.Runner)
 	if cfg.Facts != nil {
 		p.facts = *cfg.Facts
 	} else {
@@ -505,7 +509,7 @@ func (r *run) attempts(ctx context.Context, system, question, reply string) (*da
 	source := "generate"
 	rechecked := false
 	var lastResult *datasets.Result
-	lastSQL := ""
+	lastSQL, lastGenerated := "", ""
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -516,7 +520,7 @@ func (r *run) attempts(ctx context.Context, system, question, reply string) (*da
 		var followUp string
 		followStage := "repair"
 		query, err := ExtractSQL(reply)
-		if source == "recheck" && lastResult != nil && (err != nil || p.facts.applyNow(query) == lastSQL) {
+		if source == "recheck" && lastResult != nil && (err != nil || p.facts.applyNow(query) == lastGenerated) {
 			// The model stands by its filters: the empty result is the answer.
 			ans.SQL = lastSQL
 			return lastResult, nil
@@ -527,6 +531,11 @@ func (r *run) attempts(ctx context.Context, system, question, reply string) (*da
 			followUp = "Your reply contained no SQL query. Reply with one SQLite SELECT query in a ```sql code block."
 		default:
 			query = p.facts.applyNow(query)
+			// Value grounding: literals that match no stored value are
+			// rewritten to a clear best match, or offered as choices.
+			if query, err = r.ground(ctx, &at, query); err != nil {
+				return nil, err
+			}
 			at.SQL = query
 			r.timed("validate", func() { err = p.cfg.Runner.Check(ctx, query) })
 			if err == nil {
@@ -564,7 +573,10 @@ func (r *run) attempts(ctx context.Context, system, question, reply string) (*da
 			if followUp == "" {
 				return res, nil
 			}
-			lastResult, lastSQL = res, query
+			lastResult, lastSQL, lastGenerated = res, query, at.Generated
+			if lastGenerated == "" {
+				lastGenerated = query
+			}
 		}
 		if n >= p.cfg.MaxAttempts {
 			if lastResult != nil { // an empty result that could not be re-checked
@@ -595,6 +607,31 @@ func (r *run) attempts(ctx context.Context, system, question, reply string) (*da
 		}
 		reply, source = cres.Content, followStage
 	}
+}
+
+// ground applies value grounding to a generated statement and records what
+// it did in the attempt; the statement is returned unchanged when the
+// grounder cannot check it (the failure is logged). The error is non-nil
+// only when ctx is done.
+func (r *run) ground(ctx context.Context, at *Attempt, query string) (string, error) {
+	if r.p.grounder == nil {
+		return query, nil
+	}
+	var g Grounding
+	var err error
+	r.timed("validate", func() { g, err = r.p.grounder.Ground(ctx, query) })
+	if err != nil {
+		if ctx.Err() != nil {
+			return query, ctx.Err()
+		}
+		r.p.log.Warn("value grounding skipped", "err", err)
+		return query, nil
+	}
+	at.Rewrites, at.Choices = g.Rewrites, g.Choices
+	if g.SQL != query {
+		at.Generated = query
+	}
+	return g.SQL, nil
 }
 
 // Run validates and runs a statement typed or edited by the user through
