@@ -18,8 +18,19 @@ import (
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
-// trialColumns are the columns of the ranked trials table.
-var trialColumns = []tableColumn{{"Rank", 50}, {"Trial", 110}, {"Title", 320}, {"BM25", 90}, {"STS1", 90}, {"STS2", 90}, {"Combo", 70}, {"Eligibility", 90}}
+// trialColumns are the columns of the ranked trials table: what a
+// clinician reads; the component scores are under "Scoring details" in the
+// trial's pane.
+var trialColumns = []tableColumn{{"Rank", 50}, {"Trial", 110}, {"Title", 300}, {"Why this trial", 380}, {"Eligibility", 100}}
+
+// Columns of trialColumns.
+const (
+	colRank = iota
+	colTrial
+	colTitle
+	colWhy
+	colEligibility
+)
 
 // TrialsScreen matches a patient description to the trials of a data
 // source: the patient box (with the demo patients), the ranked trials with
@@ -45,6 +56,8 @@ type TrialsScreen struct {
 	status     *widget.Label
 	table      *widget.Table
 	detail     *widget.RichText
+	scoring    *widget.Label     // the component scores, one line each
+	scoringBox *widget.Accordion // "Scoring details", closed by default
 	content    fyne.CanvasObject
 
 	// Owned by the UI goroutine.
@@ -89,6 +102,10 @@ func NewTrialsScreen(ctx context.Context, svc app.TrialsService, w fyne.Window, 
 	s.table = s.newTable()
 	s.detail = widget.NewRichText()
 	s.detail.Wrapping = fyne.TextWrapWord
+	s.scoring = widget.NewLabel("")
+	s.scoring.Wrapping = fyne.TextWrapWord
+	s.scoringBox = widget.NewAccordion(widget.NewAccordionItem("Scoring details", s.scoring))
+	s.scoringBox.Hide()
 
 	form := container.NewVBox(
 		container.NewBorder(nil, nil, bold("Trials"), nil, s.sourceSel),
@@ -99,8 +116,8 @@ func NewTrialsScreen(ctx context.Context, svc app.TrialsService, w fyne.Window, 
 		s.query, s.notices, s.status,
 	)
 	right := container.NewVSplit(
-		container.NewBorder(bold("Ranked trials (score#rank per component)"), nil, nil, nil, s.table),
-		container.NewBorder(bold("Trial"), nil, nil, nil, container.NewVScroll(s.detail)),
+		container.NewBorder(bold("Ranked trials"), nil, nil, nil, s.table),
+		container.NewBorder(bold("Trial"), nil, nil, nil, container.NewVScroll(container.NewVBox(s.detail, s.scoringBox))),
 	)
 	split := container.NewHSplit(container.NewVScroll(form), right)
 	split.Offset = 0.35
@@ -254,15 +271,81 @@ func (s *TrialsScreen) show(res *trials.Result) {
 	if len(res.Trials) > 0 {
 		s.exportBtn.Enable()
 		s.table.Select(widget.TableCellID{Row: 0, Col: 1})
+		s.ShowTrial(0) // also when row 0 was already selected (a second run)
 	} else {
 		s.exportBtn.Disable()
-		s.detail.ParseMarkdown("No trial matches: try other words, or clear the filters.")
+		s.scoringBox.Hide()
+		s.detail.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: "No trial matches: try other words, or clear the filters.", Style: widget.RichTextStyleParagraph}}
+		s.detail.Refresh()
 	}
 }
 
-// rankingSummary describes a ranking for the status line.
+// rankingSummary describes a ranking for the status line, the embedder in
+// plain words.
 func rankingSummary(res *trials.Result) string {
-	return fmt.Sprintf("%d trials ranked, %d removed by filters, %s. STS: %s", res.Candidates, res.Filtered, res.Elapsed.Round(time.Millisecond), res.Embedder)
+	how := "meaning-based matching with " + res.Embedder
+	if strings.HasPrefix(res.Embedder, "lexical") {
+		how = "word matching only — install an embedding model for meaning-based matching (see Settings)"
+	}
+	return fmt.Sprintf("%d trials ranked, %d removed by filters, in %s; %s.", res.Candidates, res.Filtered, formatElapsed(res.Elapsed), how)
+}
+
+// formatElapsed writes a duration for people: never "0s" (under a
+// millisecond reads "under 1 ms").
+func formatElapsed(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return "under 1 ms"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// eligibilitySummary says in a sentence what the model found of a trial's
+// criteria, or why they were not checked.
+func eligibilitySummary(r trials.RankedTrial) string {
+	switch {
+	case r.Eligibility == nil:
+		return "Eligibility not checked (the chat model is off or this trial is below the ones checked): read the criteria below."
+	case r.Eligibility.Error != "":
+		return "Eligibility not assessed: " + r.Eligibility.Error
+	}
+	var met, inc, hit, exc, unknown int
+	for _, v := range r.Eligibility.Verdicts {
+		switch v.Verdict {
+		case trials.Included:
+			met++
+			inc++
+		case trials.NotIncluded:
+			inc++
+		case trials.Excluded:
+			hit++
+			exc++
+		case trials.NotExcluded:
+			exc++
+		case trials.NotEnoughInfo:
+			unknown++
+		}
+	}
+	text := fmt.Sprintf("Eligibility (checked by the model): %d of %d inclusion criteria met, %d of %d exclusion criteria apply", met, inc, hit, exc)
+	if unknown > 0 {
+		text += fmt.Sprintf(", %d without enough information", unknown)
+	}
+	return text + "."
+}
+
+// scoringText explains each component score of a ranked trial, one line
+// each.
+func scoringText(r trials.RankedTrial) string {
+	return strings.Join([]string{
+		fmt.Sprintf("Combined rank (R_combo) %.1f, #%d: the component ranks below, weighted and added; lower is better.", r.Combo.Score, r.Combo.Rank),
+		fmt.Sprintf("BM25 %.2f, #%d: how often the patient's terms occur in the trial's text, rare terms counting more.", r.BM25.Score, r.BM25.Rank),
+		fmt.Sprintf("STS1 %.2f, #%d: how well each of the patient's concepts is matched by the trial's conditions and interventions.", r.STS1.Score, r.STS1.Rank),
+		fmt.Sprintf("STS2 %.2f, #%d: how well each of the trial's conditions and interventions is matched by the patient's concepts.", r.STS2.Score, r.STS2.Rank),
+	}, "\n")
 }
 
 func (s *TrialsScreen) newTable() *widget.Table {
@@ -282,23 +365,16 @@ func (s *TrialsScreen) cell(row, col int) string {
 		return ""
 	}
 	r := s.result.Trials[row]
-	comp := func(c trials.Component) string { return fmt.Sprintf("%.2f#%d", c.Score, c.Rank) }
 	switch col {
-	case 0:
+	case colRank:
 		return fmt.Sprint(r.Rank)
-	case 1:
+	case colTrial:
 		return r.Trial.ID
-	case 2:
+	case colTitle:
 		return r.Trial.Title
-	case 3:
-		return comp(r.BM25)
-	case 4:
-		return comp(r.STS1)
-	case 5:
-		return comp(r.STS2)
-	case 6:
-		return fmt.Sprintf("%.1f", r.Combo.Score)
-	case 7:
+	case colWhy:
+		return trials.Why(s.result.Query, r.Trial)
+	case colEligibility:
 		switch {
 		case r.Eligibility == nil:
 			return "—"
@@ -345,10 +421,9 @@ func (s *TrialsScreen) ShowTrial(row int) {
 		seg(fmt.Sprintf("Conditions: %s", orNone(t.Conditions)), widget.RichTextStyleParagraph),
 		seg(fmt.Sprintf("Interventions: %s", orNone(t.Interventions)), widget.RichTextStyleParagraph),
 		seg(fmt.Sprintf("Sex: %s · Ages: %s · Status: %s · Phase: %s", t.Sex, t.AgeLimits(), orDash(t.Status), orDash(t.Phase)), widget.RichTextStyleParagraph),
+		seg(fmt.Sprintf("Rank %d. Why this trial: %s", r.Rank, trials.Why(s.result.Query, t)), widget.RichTextStyleParagraph),
+		seg(eligibilitySummary(r), widget.RichTextStyleParagraph),
 	)
-	if r.Eligibility != nil && r.Eligibility.Error != "" {
-		segs = append(segs, seg("Eligibility not assessed: "+r.Eligibility.Error, widget.RichTextStyleParagraph))
-	}
 	verdicts := map[string]trials.CriterionVerdict{}
 	if r.Eligibility != nil {
 		for _, v := range r.Eligibility.Verdicts {
@@ -388,6 +463,8 @@ func (s *TrialsScreen) ShowTrial(row int) {
 	}
 	s.detail.Segments = segs
 	s.detail.Refresh()
+	s.scoring.SetText(scoringText(r))
+	s.scoringBox.Show()
 }
 
 func orNone(xs []string) string {

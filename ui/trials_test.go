@@ -82,8 +82,14 @@ func TestTrialsScreen(t *testing.T) {
 		if rows, cols := s.table.Length(); rows != len(s.result.Trials) || cols != len(trialColumns) {
 			t.Errorf("table %dx%d", rows, cols)
 		}
-		if c := s.cell(0, 3); !regexp.MustCompile(`^\d+\.\d\d#\d+$`).MatchString(c) {
-			t.Errorf("BM25 cell %q, want score#rank", c)
+		if c := s.cell(0, colWhy); !strings.HasSuffix(c, ".") || !strings.Contains(c, "age") {
+			t.Errorf("why cell %q", c)
+		}
+		if !s.scoringBox.Visible() || s.scoringBox.Items[0].Open || !regexp.MustCompile(`(?m)^BM25 \d+\.\d\d, #\d+: `).MatchString(s.scoring.Text) {
+			t.Errorf("scoring details (visible %v): %q", s.scoringBox.Visible(), s.scoring.Text)
+		}
+		if !strings.Contains(s.status.Text, "word matching only — install an embedding model") || strings.Contains(s.status.Text, " 0s") {
+			t.Errorf("status %q", s.status.Text)
 		}
 		if !strings.Contains(richText(s.detail), "Inclusion criteria") || !strings.Contains(richText(s.detail), s.result.Trials[0].Trial.ID) {
 			t.Errorf("detail of the first trial: %q", richText(s.detail))
@@ -101,8 +107,11 @@ func TestTrialsScreen(t *testing.T) {
 		if s.result.Query.Source != "model m" || s.result.Trials[0].Eligibility == nil {
 			t.Fatalf("model result: source %q, notices %q", s.result.Query.Source, s.result.Notices)
 		}
-		if s.cell(0, 7) != "1.00" {
-			t.Errorf("eligibility cell %q, want 1.00", s.cell(0, 7))
+		if d := richText(s.detail); !regexp.MustCompile(`Eligibility \(checked by the model\): (\d+) of (\d+) inclusion criteria met`).MatchString(d) || !strings.Contains(d, "Why this trial: ") {
+			t.Errorf("detail lacks the eligibility summary or the why line: %q", d)
+		}
+		if s.cell(0, colEligibility) != "1.00" {
+			t.Errorf("eligibility cell %q, want 1.00", s.cell(0, colEligibility))
 		}
 		s.ShowTrial(0)
 		green := 0
@@ -166,4 +175,12 @@ func richText(r *widget.RichText) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+func TestFormatElapsed(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: "under 1 ms", 400 * time.Microsecond: "under 1 ms", 1234 * time.Microsecond: "1ms", 2345 * time.Millisecond: "2.3s", 95 * time.Second: "1m35s"} {
+		if got := formatElapsed(d); got != want {
+			t.Errorf("formatElapsed(%v) = %q, want %q", d, got, want)
+		}
+	}
 }

@@ -322,7 +322,7 @@ func (p *Pipeline) Match(ctx context.Context, req Request) (*Result, error) {
 	}
 	if vectorstore.IsLexical(p.emb.EmbedderName()) {
 		fw := p.opts.LexicalFusion
-		res.Notices = append(res.Notices, fmt.Sprintf("STS uses the lexical fallback embedder (word overlap), not an embedding model; the fusion weighs BM25 %g, STS1 %g, STS2 %g.", fw.BM25, fw.STS1, fw.STS2))
+		res.Notices = append(res.Notices, fmt.Sprintf("Word matching only — install an embedding model for meaning-based matching (STS uses the lexical fallback embedder; the fusion weighs BM25 %g, STS1 %g, STS2 %g).", fw.BM25, fw.STS1, fw.STS2))
 	}
 
 	// 1. Concepts.
