@@ -1,6 +1,12 @@
 // Command clinsight is the offline research assistant for clinical data:
 // the desktop app by default, and CLI subcommands for batch work
 // (see 'clinsight --help').
+//
+// The default build links the desktop app (gui.go). A build with -tags
+// nogui is the command line alone (nogui.go): it links neither Fyne nor
+// the screens, so a subcommand starts without their package
+// initialisation, and without a subcommand it hands over to the desktop
+// app's binary (see guiBinary).
 package main
 
 import (
@@ -8,31 +14,22 @@ import (
 	"errors"
 	"os"
 	"os/signal"
-	"runtime"
 
-	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cli"
-	"github.com/clinsight/clinsight/internal/fynelocale"
-	"github.com/clinsight/clinsight/ui"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
 func main() {
-	fynelocale.Restore() // the locale as the user set it, now that Fyne has initialized
+	restoreLocale() // the locale as the user set it, now that Fyne (if linked) has initialized
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	f := &cli.Factory{
 		In:      os.Stdin,
 		Out:     os.Stdout,
 		Err:     os.Stderr,
 		Version: version,
-		RunGUI: func(ctx context.Context, ws *app.Workspace, screen string) error {
-			if err := checkDisplay(runtime.GOOS, os.Getenv); err != nil {
-				return err // before Fyne opens a window, which would panic
-			}
-			return ui.Run(ctx, ws, version, screen)
-		},
+		RunGUI:  runGUI,
 	}
 	code := cli.Run(ctx, f, os.Args[1:])
 	stop()
