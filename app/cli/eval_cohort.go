@@ -13,17 +13,18 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/app/eval"
+	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/atomicfile"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // attachCohortEval adds the cohort pipeline's evaluations ("eval retrieval",
-// "eval ehrsql") to root's "eval" command, creating that command when no
+// "eval ehrsql", "eval grounding") to root's "eval" command, creating that command when no
 // other pipeline has.
 func attachCohortEval(f *Factory, root *cobra.Command) {
 	evalCmd := evalCommand(root)
-	evalCmd.AddCommand(newEvalRetrievalCmd(f), newEvalEHRSQLCmd(f))
+	evalCmd.AddCommand(newEvalRetrievalCmd(f), newEvalEHRSQLCmd(f), newEvalGroundingCmd(f))
 }
 
 // ehrsqlDB returns the database of an EHRSQL evaluation: --db, else the
@@ -243,4 +244,137 @@ func writeEHRSQLRecords(path string, rep *cohort.EHRSQLReport) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return atomicfile.WriteFile(path, append(raw, '\n'), 0o666)
+}
+
+// groundingJSON is the --json shape of "eval grounding".
+type groundingJSON struct {
+	N                    int                             `json:"n"`
+	MatchBefore          float64                         `json:"match_before"`
+	MatchAfter           float64                         `json:"match_after"`
+	ChangedUncorrupted   int                             `json:"changed_uncorrupted"`
+	Uncorrupted          int                             `json:"uncorrupted"`
+	RewrittenUncorrupted int                             `json:"rewritten_uncorrupted"`
+	Seed                 uint64                          `json:"seed"`
+	Dev                  cohort.GroundingRate            `json:"dev"`
+	Test                 cohort.GroundingRate            `json:"test"`
+	ByRule               map[string]cohort.GroundingRate `json:"by_rule"`
+	Rules                []string                        `json:"rules"`
+}
+
+func newEvalGroundingCmd(f *Factory) *cobra.Command {
+	var (
+		dir, db, split, out string
+		seed                uint64
+		limit               int
+		asJSON              bool
+	)
+	cmd := &cobra.Command{
+		Use:   "grounding --ehrsql DIR --db DB [--seed N] [--json]",
+		Short: "Measure value grounding on corrupted EHRSQL gold queries (no model needed)",
+		Long: `Takes the gold SQL of the answerable EHRSQL questions that run on the demo
+database and checks value grounding two ways. First every gold query is
+grounded as it is: its literals match stored values, so it must keep its gold
+answer (changed_uncorrupted counts those that did not). Then one literal of
+each gold query that names a stored value is corrupted the way small models
+get values wrong, by one seeded rule:
+  case         UPPER CASE or Title Case
+  drop-suffix  a dose, strength, form or route suffix dropped
+  synonym      a brand name, lay term or abbreviation for a drug or diagnosis
+  misspell     one or two character edits in a word of 4 letters or more
+and the corrupted query's answer is compared with the gold answer before and
+after grounding (match_before, match_after). Questions are split into a
+development and a test half by a hash of their id: grounding's thresholds were
+chosen on the development half, so the test half is the fair figure.
+Per-query cases go to OUT.json when --out is given.`,
+		Example: `  clinsight eval grounding --ehrsql ../shared/data/ehrsql-2024-mimic-iv-demo --db ../shared/data/ehrsql-2024-mimic-iv-demo/mimic_iv_demo.sqlite --json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			if db, err = ehrsqlDB(db, dir); err != nil {
+				return err
+			}
+			items, err := eval.LoadEHRSQL(dir, split)
+			if err != nil {
+				return err
+			}
+			if limit > 0 && limit < len(items) {
+				items = items[:limit]
+			}
+			src, err := ws.Resolve(db)
+			if err != nil {
+				return err
+			}
+			path := db
+			if _, err := os.Stat(path); err != nil {
+				path = src.Path
+			}
+			ix, err := ws.Cohort().Index(ctx, src, nil)
+			if err != nil {
+				return err
+			}
+			runner, err := datasets.NewRunner(ctx, path, ws.Config().RunnerOptions())
+			if err != nil {
+				return fmt.Errorf("open %s (--db): %w", path, err)
+			}
+			defer runner.Close()
+			g := cohort.NewGrounder(ix, runner)
+			if g == nil {
+				return fmt.Errorf("%s has no text values to ground literals on", db)
+			}
+			pp := newProgressPrinter(f.Err)
+			rep, err := cohort.EvaluateGrounding(ctx, g, runner, items, seed, func(done, total int) {
+				pp.Report(progress.Report{Stage: "grounding " + split, Done: int64(done), Total: int64(total), Unit: "questions"})
+			})
+			pp.Done()
+			if err != nil {
+				return err
+			}
+			if rep.N == 0 {
+				return errors.New("no gold query could be corrupted (no answerable question with a literal naming a stored value)")
+			}
+			if out != "" {
+				raw, err := json.MarshalIndent(rep.Cases, "", "  ")
+				if err != nil {
+					return fmt.Errorf("write %s.json: %w", out, err)
+				}
+				if err := atomicfile.WriteFile(out+".json", append(raw, '\n'), 0o666); err != nil {
+					return err
+				}
+				fmt.Fprintf(f.Err, "wrote %s.json\n", out)
+			}
+			if asJSON {
+				return json.NewEncoder(f.Out).Encode(groundingJSON{N: rep.N, MatchBefore: rep.MatchBefore, MatchAfter: rep.MatchAfter,
+					ChangedUncorrupted: rep.ChangedUncorrupted, Uncorrupted: rep.Uncorrupted, RewrittenUncorrupted: rep.RewrittenUncorrupted,
+					Seed: rep.Seed, Dev: rep.Dev, Test: rep.Test, ByRule: rep.Rule, Rules: rep.Rules})
+			}
+			w := f.Out
+			fmt.Fprintf(w, "EHRSQL %s, seed %d: %d corrupted gold queries (%d gold queries had no literal naming a stored value)\n", split, rep.Seed, rep.N, rep.NotCorrupted)
+			fmt.Fprintf(w, "answer matches gold   before grounding %.4f   after %.4f\n", rep.MatchBefore, rep.MatchAfter)
+			fmt.Fprintf(w, "  development half    n=%d  before %.4f  after %.4f  (thresholds chosen here)\n", rep.Dev.N, rep.Dev.MatchBefore, rep.Dev.MatchAfter)
+			fmt.Fprintf(w, "  test half           n=%d  before %.4f  after %.4f\n", rep.Test.N, rep.Test.MatchBefore, rep.Test.MatchAfter)
+			for _, r := range []string{cohort.RuleCase, cohort.RuleDropSuffix, cohort.RuleSynonym, cohort.RuleMisspell} {
+				x := rep.Rule[r]
+				fmt.Fprintf(w, "  rule %-14s n=%d  before %.4f  after %.4f\n", r, x.N, x.MatchBefore, x.MatchAfter)
+			}
+			fmt.Fprintf(w, "uncorrupted gold queries: %d grounded, %d rewritten, %d with another answer\n", rep.Uncorrupted, rep.RewrittenUncorrupted, rep.ChangedUncorrupted)
+			fmt.Fprintln(w, "corruption rules:")
+			for _, r := range rep.Rules {
+				fmt.Fprintln(w, "  "+r)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "ehrsql", "", "EHRSQL 2024 folder (with valid/data.json, label.json, answer.json)")
+	cmd.Flags().StringVar(&db, "db", "", "database file (default: mimic_iv_demo.sqlite in the EHRSQL folder)")
+	cmd.Flags().StringVar(&split, "split", "valid", "split to evaluate")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the corruption generator")
+	cmd.Flags().IntVar(&limit, "limit", 0, "use only the first N questions of the split")
+	cmd.Flags().StringVar(&out, "out", "", "write the per-query cases to OUT.json")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"n":...,"match_before":...,"match_after":...,"changed_uncorrupted":...,"dev":{...},"test":{...},...}`)
+	_ = cmd.MarkFlagRequired("ehrsql")
+	return cmd
 }

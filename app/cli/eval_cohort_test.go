@@ -86,3 +86,41 @@ func TestEvalEHRSQLScripted(t *testing.T) {
 		t.Errorf("workbook rows = %v", rows)
 	}
 }
+
+// TestEvalGroundingJSON runs "eval grounding" on the first 250 EHRSQL
+// valid questions: the JSON has the keys of the issue, grounding changes no
+// gold answer and raises the match rate of the corrupted queries; the
+// per-query cases are written.
+func TestEvalGroundingJSON(t *testing.T) {
+	dir := realdata.Path(t, "ehrsql-2024-mimic-iv-demo")
+	ws := workspaceWithHost(t, closedPort(t))
+	out := filepath.Join(t.TempDir(), "cases")
+	stdout, stderr, code := run(t, ws, "eval", "grounding", "--ehrsql", dir, "--db", filepath.Join(dir, "mimic_iv_demo.sqlite"),
+		"--seed", "3", "--limit", "250", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	for _, k := range []string{"n", "match_before", "match_after", "changed_uncorrupted", "dev", "test"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("key %s missing: %s", k, stdout)
+		}
+	}
+	n, _ := got["n"].(float64)
+	before, _ := got["match_before"].(float64)
+	after, _ := got["match_after"].(float64)
+	if n < 50 || got["changed_uncorrupted"] != 0.0 || after <= before || got["seed"] != 3.0 {
+		t.Errorf("eval grounding = %s", stdout)
+	}
+	raw, err := os.ReadFile(out + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []map[string]any
+	if err := json.Unmarshal(raw, &cases); err != nil || float64(len(cases)) != n || cases[0]["corruption"] == nil {
+		t.Errorf("cases: %v, %d of %v", err, len(cases), n)
+	}
+}
