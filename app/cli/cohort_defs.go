@@ -229,12 +229,15 @@ func newCohortTable1Cmd(f *Factory) *cobra.Command {
 		Use:   "table1 (--db SOURCE --sql SQL | --cohort ID) [--by sex|cohort|COLUMN] [--xlsx FILE]",
 		Short: "Describe a cohort's patients: the Table 1 of baseline characteristics",
 		Long: `Describe the patients a cohort statement selects (a result with subject_id or
-person_id): age, sex, race/ethnicity, admission type, length of stay, the
+person_id) on a MIMIC-IV-shaped or OMOP CDM source: age, sex,
+race/ethnicity, admission type, length of stay, the
 most frequent diagnoses and medications and the first lab values of the
 index admission, each with its missing count. --by stratifies by sex, by
 cohort (the cohort against the rest of the source's patients) or by a column
 of the result, with standardized mean differences between two strata.
-Exports suppress counts below the source's minimum cell size (11).`,
+Exports suppress counts below the source's minimum cell size (11 unless the
+source says otherwise); an aggregate-only source's table is suppressed on
+screen too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
