@@ -139,3 +139,17 @@ func TestDataScreenConfirmsPatientLevelExport(t *testing.T) {
 		t.Errorf("exports %+v", got)
 	}
 }
+
+// TestResultSummarySaysWhatWasSuppressed: the status under a result of an
+// aggregate-only source says how many cells are shown as "<k".
+func TestResultSummarySaysWhatWasSuppressed(t *testing.T) {
+	res := &datasets.Result{Columns: []datasets.Column{{Name: "gender"}, {Name: "n"}},
+		Rows: [][]any{{"F", disclosure.Suppressed{K: 11}}, {"M", disclosure.Suppressed{K: 11}}, {"X", int64(40)}}}
+	if got := resultSummary(res); !strings.Contains(got, "3 rows") || !strings.Contains(got, "2 cells shown as <11 (small-cell suppression)") {
+		t.Errorf("summary %q", got)
+	}
+	res.Rows = res.Rows[2:]
+	if got := resultSummary(res); strings.Contains(got, "suppression") {
+		t.Errorf("summary %q", got)
+	}
+}
