@@ -41,6 +41,7 @@ type DataScreen struct {
 	runBtn       *widget.Button
 	cancelBtn    *widget.Button
 	exportBtn    *widget.Button
+	exportExact  *widget.Check // export an aggregate's exact values (row-level sources)
 	result       *resultTable
 	resultStatus *widget.Label
 	tabs         *container.AppTabs
@@ -106,12 +107,13 @@ func NewDataScreen(ctx context.Context, data app.DataService, w fyne.Window, ver
 	s.cancelBtn.Disable()
 	s.exportBtn = widget.NewButtonWithIcon("Export to Excel…", theme.DocumentSaveIcon(), s.chooseExport)
 	s.exportBtn.Disable()
+	s.exportExact = widget.NewCheck("Exact counts", nil) // else small cells are exported as <k
 	s.result = newResultTable()
 	s.resultStatus = widget.NewLabel("Read-only: only SELECT, WITH, VALUES, EXPLAIN and schema PRAGMAs run; anything that writes is refused.")
 	s.resultStatus.Wrapping = fyne.TextWrapWord
 
 	browseTab := container.NewBorder(s.browseStatus, nil, nil, nil, s.browse.table)
-	sqlTop := container.NewBorder(nil, container.NewHBox(s.runBtn, s.cancelBtn, s.exportBtn), nil, nil, s.editor)
+	sqlTop := container.NewBorder(nil, container.NewHBox(s.runBtn, s.cancelBtn, s.exportBtn, s.exportExact), nil, nil, s.editor)
 	sqlTab := container.NewBorder(container.NewVBox(sqlTop, s.resultStatus), nil, nil, nil, s.result.table)
 	s.tabs = container.NewAppTabs(
 		container.NewTabItem("Browse", browseTab),
@@ -305,7 +307,9 @@ func resultSummary(res *datasets.Result) string {
 // with progress and Cancel, under the source's disclosure policy: a
 // patient-level result is exported after the user confirms it
 // (export_confirm.go).
-func (s *DataScreen) ExportResult(path string) { s.exportResult(path, app.ExportOptions{}) }
+func (s *DataScreen) ExportResult(path string) {
+	s.exportResult(path, app.ExportOptions{Exact: s.exportExact.Checked})
+}
 
 func (s *DataScreen) exportResult(path string, opts app.ExportOptions) {
 	res, query := s.lastResult, s.lastSQL
@@ -327,7 +331,7 @@ func (s *DataScreen) exportResult(path string, opts app.ExportOptions) {
 	}, func(err error) {
 		if pl := patientLevelOf(err); pl != nil && !opts.PatientLevel {
 			confirmPatientLevel(s.window, pl, func(shift bool) {
-				s.exportResult(path, app.ExportOptions{PatientLevel: true, ShiftDates: shift})
+				s.exportResult(path, app.ExportOptions{PatientLevel: true, ShiftDates: shift, Exact: opts.Exact})
 			})
 			return
 		}

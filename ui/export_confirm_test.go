@@ -135,8 +135,18 @@ func TestDataScreenConfirmsPatientLevelExport(t *testing.T) {
 	confirmPatientLevelExport(t, s.window, true, "subject_id", "anchor_age", "pseudonyms")
 	waitUntil(t, "the confirmed export", func() bool { return len(data.exports()) == 2 })
 	got := data.exports()
-	if got[0].PatientLevel || !got[1].PatientLevel || !got[1].ShiftDates || got[1].Source.Name != fakeSource.Name {
+	if got[0].PatientLevel || !got[1].PatientLevel || !got[1].ShiftDates || got[1].Source.Name != fakeSource.Name || got[1].Exact {
 		t.Errorf("exports %+v", got)
+	}
+	// "Exact counts" asks the service for exact values.
+	onUI(t, func(testing.TB) {
+		s.exportExact.SetChecked(true)
+		s.ExportResult(path)
+	})
+	confirmPatientLevelExport(t, s.window, false, "subject_id")
+	waitUntil(t, "the exact export", func() bool { return len(data.exports()) == 4 })
+	if got := data.exports(); !got[2].Exact || !got[3].Exact || !got[3].PatientLevel {
+		t.Errorf("exact exports %+v", got[2:])
 	}
 }
 
