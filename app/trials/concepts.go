@@ -155,7 +155,9 @@ func ExtractConcepts(text string, docFreq DocFreq, opts ExtractOptions) (*Query,
 					prev = ""
 					continue
 				}
-				add(tk.Lower, KindTerm, w, cl.negated)
+				if !fillerWords.Has(tk.Lower) && !(cl.negated && weakWords.Has(tk.Lower)) { // alone it names nothing (fillers.go)
+					add(tk.Lower, KindTerm, w, cl.negated)
+				}
 				if prev != "" {
 					add(prev+" "+tk.Lower, KindPhrase, w*opts.PhraseWeight, cl.negated)
 				}

@@ -1,0 +1,94 @@
+package trials
+
+import (
+	"sort"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/clinsight/clinsight/datasets/realdata"
+	"github.com/clinsight/clinsight/internal/textsearch"
+)
+
+// conceptTexts are the patient descriptions the extractor is checked on:
+// the demo patients and the SIGIR topics (and the SIGIR-BIRCO ones).
+func conceptTexts(t *testing.T) []string {
+	var texts []string
+	for i := range DemoPatients {
+		texts = append(texts, SyntheticPatientN(1, i).Description)
+	}
+	for _, p := range [][]string{{"sigir", "queries.jsonl"}, {"sigir_birco_subset", "test_queries.jsonl"}} {
+		for _, tp := range readTopicsFile(t, realdata.Path(t, append([]string{"trial-matching"}, p...)...)) {
+			texts = append(texts, tp.Text)
+		}
+	}
+	return texts
+}
+
+// fragmentReason says why a concept is a fragment, or "": a number alone,
+// a stop word or filler word alone, or a negated weak word alone ("no
+// symptoms", "no age"). A weak word that is not negated stays a search
+// term (fillers.go).
+func fragmentReason(c Concept) string {
+	words := strings.Fields(c.Text)
+	if len(words) == 0 {
+		return "empty"
+	}
+	allDigits := strings.IndexFunc(c.Text, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' && r != ' ' }) < 0
+	switch {
+	case allDigits:
+		return "a number alone"
+	case len(words) == 1 && (textsearch.IsStopWord(c.Text) || narrativeStopwords.Has(c.Text) || fillerWords.Has(c.Text)):
+		return "a stop word or filler"
+	case c.Negated && len(words) == 1 && weakWords.Has(c.Text):
+		return "a negated filler"
+	}
+	return ""
+}
+
+// TestExtractedConceptsAreNoFragments: on the 120 demo patients and the
+// SIGIR topics, the deterministic extractor emits no concept that is a
+// stop word, a number alone or a negated filler ("type", "no age", "no
+// related").
+func TestExtractedConceptsAreNoFragments(t *testing.T) {
+	bad := map[string]int{}
+	n := 0
+	for _, text := range conceptTexts(t) {
+		q, err := ExtractConcepts(text, nil, DefaultExtractOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range q.Concepts {
+			n++
+			if why := fragmentReason(c); why != "" {
+				neg := ""
+				if c.Negated {
+					neg = "no "
+				}
+				bad[neg+c.Text+" ("+why+")"]++
+			}
+		}
+	}
+	if len(bad) > 0 {
+		var list []string
+		for k, v := range bad {
+			list = append(list, k+" ×"+itoa(v))
+		}
+		sort.Strings(list)
+		t.Errorf("%d fragment kinds among %d concepts:\n%s", len(bad), n, strings.Join(list, "\n"))
+	}
+	if n < 1000 {
+		t.Errorf("only %d concepts extracted", n)
+	}
+}
+
+func itoa(n int) string {
+	var b []byte
+	for {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+		if n == 0 {
+			return string(b)
+		}
+	}
+}
