@@ -161,6 +161,9 @@ func (l *Log) Append(ev Event, c Context) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
+	if err := l.checkHead(last); err != nil {
+		return Record{}, err
+	}
 	rec := Record{Seq: 1, Prev: genesis}
 	if last != nil {
 		var prev Record
@@ -195,6 +198,38 @@ func (l *Log) Append(ev Event, c Context) (Record, error) {
 		return Record{}, fmt.Errorf("write the audit trail head: %w", err)
 	}
 	return rec, nil
+}
+
+// checkHead refuses to append when the trail's last record (last, nil for
+// an empty trail) is not the one the head file names: appending would
+// write a new head over the evidence of a changed or deleted last record,
+// a deleted trail or a deleted head.
+func (l *Log) checkHead(last []byte) error {
+	hb, err := os.ReadFile(filepath.Join(l.dir, HeadFile))
+	if errors.Is(err, os.ErrNotExist) && last == nil {
+		return nil
+	}
+	broken := func(what string) error {
+		return fmt.Errorf("the audit trail %s %s: run the audit check; nothing was recorded", l.Path(), what)
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return broken("has records but its head file is missing")
+		}
+		return fmt.Errorf("read the audit trail head: %w", err)
+	}
+	var h head
+	if err := json.Unmarshal(hb, &h); err != nil {
+		return broken("has a damaged head file")
+	}
+	var lastSeq int64
+	switch {
+	case last == nil && h.Seq > 0:
+		return broken("is empty or missing but its head file says records were written")
+	case last != nil && (h.Hash != hashLine(last) || json.Unmarshal(last, &struct{ Seq *int64 }{&lastSeq}) != nil || lastSeq != h.Seq):
+		return broken("does not end with the record its head file names (the last records were changed, deleted or added)")
+	}
+	return nil
 }
 
 // lastLine returns the last complete line of f (without its newline) and
