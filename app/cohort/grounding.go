@@ -524,7 +524,10 @@ func scoreValue(l, v *groundCand, code bool, sims map[string]map[string]float64,
 		return scoreSynonym, "abbreviation or lay term"
 	}
 	rawErr, rawOK := wordErr(l.stems, v.stems, sims)
-	expErr, expOK := wordErr(l.exp, v.exp, sims)
+	expErr, expOK := rawErr, rawOK
+	if !slices.Equal(l.exp, l.stems) || !slices.Equal(v.exp, v.stems) {
+		expErr, expOK = wordErr(l.exp, v.exp, sims)
+	}
 	if !rawOK && !expOK {
 		return 0, ""
 	}
@@ -560,12 +563,15 @@ func wordErr(lw, vw []string, sims map[string]map[string]float64) (float64, bool
 	errL, found := 0.0, 0
 	for _, w := range lw {
 		best := 0.0
+		m := sims[w]
 		for _, x := range vw {
 			if x == w {
 				best = 1
 				break
 			}
-			best = max(best, sims[w][x])
+			if len(m) > 0 {
+				best = max(best, m[x])
+			}
 		}
 		if best >= minWordSim {
 			found++
