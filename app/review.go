@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +62,12 @@ type Reviewer interface {
 	// time (the candidates' texts are read) and runs one at a time. Front
 	// ends call it off the UI goroutine after each decision.
 	Rank(ctx context.Context) (*evidence.Ranking, error)
+	// SetStoppingRule sets the consecutive-irrelevant rule's number (0:
+	// off); DrawRecallSample draws the recall test's random sample of n
+	// undecided records, which Rank then puts first
+	// (evidence.Project.StoppingStatus says where the rules stand).
+	SetStoppingRule(n int) error
+	DrawRecallSample(n int) error
 
 	SuggestTerms(ctx context.Context) error
 	Search(ctx context.Context, limit int) (evidence.Candidates, error)
@@ -219,7 +226,8 @@ type Review struct {
 
 	saveMu sync.Mutex // held while a save writes
 
-	learnMu       sync.Mutex // held while the learner is built or trains
+	learnMu       sync.Mutex         // held while the learner is built or trains
+	rankCancel    context.CancelFunc // cancels the Rank in progress (under mu)
 	learner       *evidence.ScreenLearner
 	learnQuestion string
 	learnDocs     map[string]evidence.ActiveDoc // the candidates' texts read so far
@@ -398,7 +406,13 @@ const maxLearnDocs = 200_000
 // question changes, then only retrains. Decisions made while it runs are
 // not blocked; they count at the next Rank.
 func (r *Review) Rank(ctx context.Context) (*evidence.Ranking, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, errors.New("the review is closed")
+	}
 	p := r.p
 	ids := p.Candidates()
 	decisions := maps.Clone(p.Decisions)
@@ -407,16 +421,25 @@ func (r *Review) Rank(ctx context.Context) (*evidence.Ranking, error) {
 	if len(p.Screening) > 0 {
 		prior = ids // in the model's screening order
 	}
+	first := p.SampleToScreen()
 	r.mu.Unlock()
 
 	r.learnMu.Lock()
 	defer r.learnMu.Unlock()
+	r.mu.Lock()
+	r.rankCancel = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.rankCancel = nil
+		r.mu.Unlock()
+	}()
 	if r.learner == nil || r.learnQuestion != question || !r.learner.Covers(ids) {
 		if err := r.buildLearner(ctx, p, ids, question); err != nil {
 			return nil, err
 		}
 	}
-	return r.learner.Rank(ctx, decisions, prior)
+	return r.learner.Rank(ctx, decisions, prior, first)
 }
 
 // buildLearner reads the candidates' texts not read yet and builds the
@@ -462,6 +485,20 @@ func (r *Review) buildLearner(ctx context.Context, p *evidence.Project, ids []st
 	}
 	r.learner, r.learnQuestion = l, question
 	return nil
+}
+
+// SetStoppingRule sets the consecutive-irrelevant rule (Project.SetConsecutiveRule).
+func (r *Review) SetStoppingRule(n int) error {
+	return r.edit(func(p *evidence.Project) error { return p.SetConsecutiveRule(n) })
+}
+
+// DrawRecallSample draws the recall test's random sample of n undecided
+// records (Project.DrawRecallSample), seeded from the clock.
+func (r *Review) DrawRecallSample(n int) error {
+	seed := uint64(time.Now().UnixNano())
+	return r.edit(func(p *evidence.Project) error {
+		return p.DrawRecallSample(n, rand.New(rand.NewPCG(seed, seed>>17|1)))
+	})
 }
 
 // SuggestTerms has the chat model write the search terms and the query
@@ -643,11 +680,19 @@ func (r *Review) Save() error {
 	return err
 }
 
-// Close saves a pending change and waits; a step that ends later saves
-// its result at once.
+// Close ends a Rank in progress, saves a pending change and waits; a step
+// that ends later saves its result at once.
 func (r *Review) Close() error {
 	r.mu.Lock()
 	r.closed = true
+	cancel := r.rankCancel
 	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	// Wait for a Rank in progress to end (it reads the literature).
+	r.learnMu.Lock()
+	r.learner = nil // nothing ranks a closed review: free its features
+	r.learnMu.Unlock()
 	return r.Save()
 }

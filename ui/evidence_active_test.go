@@ -123,3 +123,77 @@ func TestEvidenceScreenActiveLearning(t *testing.T) {
 		}
 	})
 }
+
+// TestEvidenceScreenStoppingRules: the consecutive rule typed by the user
+// is met after that many exclusions in a row and recorded in the PRISMA
+// counts; the progress curve is drawn; a random sample drawn for the
+// recall test is listed right below the selected study, and once it is
+// screened the test's estimate is shown.
+func TestEvidenceScreenStoppingRules(t *testing.T) {
+	svc := newFakeReviews("lit")
+	r := fakeSearched(t, svc, "stopping")
+	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	r.p.Search.IDs, r.p.Search.Total = ids, int64(len(ids))
+	for _, id := range ids {
+		r.p.Studies[id] = evidence.StudyInfo{Title: "Study " + id, Year: 2020}
+	}
+	s := newTestEvidenceScreen(t, svc, nil)
+	waitUntil(t, "the first ranking", func() bool { return s.screening.ranking != nil && !s.screening.rankBusy })
+	onUI(t, func(t testing.TB) {
+		v := s.screening
+		v.consecutiveEntry.SetText("2")
+		if got := s.project().Stopping.Consecutive; got != 2 {
+			t.Fatalf("rule N %d after typing 2", got)
+		}
+		v.Decide("a", true, "")
+		v.Decide("b", false, "Wrong population")
+		if strings.Contains(v.stopStatus.Text, "rule is met") {
+			t.Fatalf("met after one exclusion: %q", v.stopStatus.Text)
+		}
+		v.Decide("c", false, "Wrong population")
+		if !strings.Contains(v.stopStatus.Text, "consecutive rule is met") || !strings.Contains(v.prismaCounts.Text, "Stopping rule: Consecutive irrelevant records: stop after 2 in a row") {
+			t.Fatalf("after two exclusions: status %q, PRISMA %q", v.stopStatus.Text, v.prismaCounts.Text)
+		}
+	})
+	waitUntil(t, "the progress curve", func() bool { return s.screening.curveImg.Image != nil })
+
+	var sample, below []string
+	var sel string
+	onUI(t, func(t testing.TB) {
+		v := s.screening
+		sel = v.rows[0] // undecided: the decided ones went below
+		if _, decided := s.project().Decisions[sel]; decided {
+			t.Fatalf("row 0 %q is decided (rows %v)", sel, v.rows)
+		}
+		v.table.Select(widget.TableCellID{Row: 0, Col: 3})
+		v.sampleEntry.SetText("2")
+		test.Tap(v.sampleBtn)
+		smp := s.project().Stopping.Sample
+		if smp == nil || len(smp.IDs) != 2 || smp.Remaining != 5 || smp.FoundBefore != 1 {
+			t.Fatalf("sample %+v", smp)
+		}
+		sample = smp.IDs
+		for _, id := range sample {
+			if id != sel {
+				below = append(below, id)
+			}
+		}
+	})
+	waitUntil(t, "the sample listed below the selection", func() bool {
+		v := s.screening
+		return !v.rankBusy && v.selected == sel && v.rows[0] == sel &&
+			sameMembers(v.rows[1:1+len(below)], below)
+	})
+	onUI(t, func(t testing.TB) {
+		v := s.screening
+		if !strings.Contains(v.stopStatus.Text, "0 of 2 done") {
+			t.Errorf("status %q", v.stopStatus.Text)
+		}
+		for _, id := range sample {
+			v.Decide(id, false, "Wrong population")
+		}
+		if !strings.Contains(v.stopStatus.Text, "Recall test: 0 relevant in the sample of 2") || !strings.Contains(v.prismaCounts.Text, "Recall test: a random sample of 2 of the 5 records") {
+			t.Errorf("after the sample: status %q, PRISMA %q", v.stopStatus.Text, v.prismaCounts.Text)
+		}
+	})
+}

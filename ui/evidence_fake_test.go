@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -149,6 +150,7 @@ func (r *fakeReview) Rank(ctx context.Context) (*evidence.Ranking, error) {
 	ids := r.p.Candidates()
 	decisions := maps.Clone(r.p.Decisions)
 	question := r.p.QuestionText()
+	first := r.p.SampleToScreen()
 	docs := make([]evidence.ActiveDoc, len(ids))
 	for i, id := range ids {
 		docs[i] = evidence.ActiveDoc{Title: r.p.Studies[id].Title, Abstract: r.abstract[id]}
@@ -171,7 +173,20 @@ func (r *fakeReview) Rank(ctx context.Context) (*evidence.Ranking, error) {
 		r.learner = l
 		r.mu.Unlock()
 	}
-	return l.Rank(ctx, decisions, nil)
+	return l.Rank(ctx, decisions, nil, first)
+}
+
+func (r *fakeReview) SetStoppingRule(n int) error {
+	var err error
+	r.Update(func(p *evidence.Project) { err = p.SetConsecutiveRule(n) })
+	return err
+}
+
+// DrawRecallSample draws with a fixed seed.
+func (r *fakeReview) DrawRecallSample(n int) error {
+	var err error
+	r.Update(func(p *evidence.Project) { err = p.DrawRecallSample(n, rand.New(rand.NewPCG(1, 2))) })
+	return err
 }
 
 func (r *fakeReview) SuggestTerms(ctx context.Context) error { return r.run(ctx) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -59,6 +60,8 @@ type EvidenceScreen struct {
 	loadingTexts map[string]bool
 	running      *task // the model step in progress, nil when idle
 	updating     bool  // widgets are being filled by the screen itself
+
+	closing sync.WaitGroup // reviews being closed off the UI goroutine
 }
 
 // NewEvidenceScreen builds the Evidence screen over the review service;
@@ -222,12 +225,14 @@ func (s *EvidenceScreen) projectChosen(name string) {
 // open has saved its last changes) and shows it.
 func (s *EvidenceScreen) OpenProject(name string) {
 	old := s.review
+	s.closing.Add(1)
 	go func() {
 		if old != nil {
 			if err := old.Close(); err != nil {
 				s.logger.Error("evidence screen: saving the review project", "err", err)
 			}
 		}
+		s.closing.Done()
 		r, err := s.svc.Open(name)
 		fyne.Do(func() {
 			if err != nil {
@@ -304,7 +309,9 @@ func (s *EvidenceScreen) NewProject(name, source string, q evidence.PICO) {
 // closed (saved) off the UI goroutine.
 func (s *EvidenceScreen) setReview(r app.Reviewer) {
 	if old := s.review; old != nil && old != r {
+		s.closing.Add(1)
 		go func() {
+			defer s.closing.Done()
 			if err := old.Close(); err != nil {
 				s.logger.Error("evidence screen: saving the review project", "err", err)
 			}
@@ -367,12 +374,12 @@ func (s *EvidenceScreen) showSaveStatus(st app.SaveStatus) {
 // the window right after an edit loses nothing. It runs on the UI
 // goroutine as the window closes: a failure is logged.
 func (s *EvidenceScreen) saveBeforeClose() {
-	if s.review == nil {
-		return
+	if s.review != nil {
+		if err := s.review.Close(); err != nil {
+			s.logger.Error("evidence screen: saving the review project before closing", "err", err)
+		}
 	}
-	if err := s.review.Close(); err != nil {
-		s.logger.Error("evidence screen: saving the review project before closing", "err", err)
-	}
+	s.closing.Wait() // the reviews closed before save their last changes too
 }
 
 // --- notices ---

@@ -43,6 +43,11 @@ type screeningView struct {
 	prismaCounts       *widget.Label
 	prismaImg          *canvas.Image
 	learnStatus        *widget.Label
+	curveImg           *canvas.Image
+	consecutiveEntry   *widget.Entry
+	sampleEntry        *widget.Entry
+	sampleBtn          *widget.Button
+	stopStatus         *widget.Label
 
 	rows      []string // the record IDs of the table, in order
 	selected  string   // the study shown, "" for none
@@ -72,6 +77,19 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 	v.prismaImg.SetMinSize(fyne.NewSize(300, 330))
 	v.learnStatus = widget.NewLabel("")
 	v.learnStatus.Wrapping = fyne.TextWrapWord
+	v.curveImg = canvas.NewImageFromImage(nil)
+	v.curveImg.FillMode = canvas.ImageFillContain
+	v.curveImg.SetMinSize(fyne.NewSize(300, 180))
+	v.consecutiveEntry = widget.NewEntry()
+	v.consecutiveEntry.SetPlaceHolder("off")
+	v.consecutiveEntry.Validator = func(t string) error { _, err := parseCount(t); return err }
+	v.consecutiveEntry.OnChanged = v.setConsecutive
+	v.sampleEntry = widget.NewEntry()
+	v.sampleEntry.SetText("200")
+	v.sampleEntry.Validator = func(t string) error { _, err := parseCount(t); return err }
+	v.sampleBtn = widget.NewButtonWithIcon("Draw random sample", theme.ViewRefreshIcon(), v.DrawSample)
+	v.stopStatus = widget.NewLabel("")
+	v.stopStatus.Wrapping = fyne.TextWrapWord
 
 	v.table = widget.NewTable(
 		func() (int, int) { return len(v.rows), len(v.columns()) },
@@ -118,6 +136,14 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 		bold("Learning from your decisions"),
 		hint("After each decision the undecided studies are ranked again, most likely relevant first, by a classifier trained on your decisions (before any, by similarity to the question: the PICO and the criteria). The list below the selected study follows the new order."),
 		v.learnStatus,
+		bold("When to stop"),
+		hint("Relevant studies found against studies decided, in the order you decided them; the dashed line is a constant rate of finding."),
+		v.curveImg,
+		container.NewBorder(nil, nil, widget.NewLabel("Stop after this many irrelevant studies in a row:"), nil, v.consecutiveEntry),
+		hint(evidence.ConsecutiveAssumption),
+		container.NewBorder(nil, nil, widget.NewLabel("Recall test: sample size"), v.sampleBtn, v.sampleEntry),
+		hint(evidence.RecallTestAssumption+fmt.Sprintf(" When the whole sample is screened, it estimates the recall reached with %.0f%% confidence; screening may stop when recall of at least %.0f%% is shown.", 100*evidence.StopConfidence, 100*evidence.StopTargetRecall)),
+		v.stopStatus,
 		bold("PRISMA"),
 		v.prismaCounts,
 		v.prismaImg,
@@ -525,15 +551,28 @@ func (v *screeningView) showPRISMA(p *evidence.Project) {
 		}
 		text += "\nExcluded: " + strings.Join(rs, "; ")
 	}
+	if c.StoppingRule != "" {
+		text += "\nStopping rule: " + c.StoppingRule
+	}
 	v.prismaCounts.SetText(text)
+	v.showStopping(p)
 	v.prismaGen++
 	gen := v.prismaGen
+	curve, total := p.ScreeningCurve(), 0
+	if p.Search != nil {
+		total = len(p.Search.IDs)
+	}
 	go func() {
 		var buf bytes.Buffer
-		var img image.Image
+		var img, curveImg image.Image
 		err := evidence.WritePRISMADiagram(&buf, c)
 		if err == nil {
 			img, err = png.Decode(&buf)
+		}
+		var cbuf bytes.Buffer
+		cerr := evidence.WriteScreeningCurve(&cbuf, curve, total)
+		if cerr == nil {
+			curveImg, cerr = png.Decode(&cbuf)
 		}
 		fyne.Do(func() {
 			if gen != v.prismaGen {
@@ -543,8 +582,13 @@ func (v *screeningView) showPRISMA(p *evidence.Project) {
 				v.s.logger.Warn("evidence screen: PRISMA diagram", "err", err)
 				v.prismaCounts.SetText(text + "\nThe diagram could not be drawn: " + err.Error())
 			}
+			if cerr != nil {
+				v.s.logger.Warn("evidence screen: progress curve", "err", cerr)
+			}
 			v.prismaImg.Image = img
 			v.prismaImg.Refresh()
+			v.curveImg.Image = curveImg
+			v.curveImg.Refresh()
 		})
 	}()
 }
@@ -663,4 +707,75 @@ func sameMembers(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// parseCount parses a whole number ≥ 0 ("" is 0).
+func parseCount(t string) (int, error) {
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a whole number", t)
+	}
+	return n, nil
+}
+
+// setConsecutive sets the consecutive-irrelevant rule as the user types.
+func (v *screeningView) setConsecutive(t string) {
+	n, err := parseCount(t)
+	if err != nil || v.s.updating || v.s.review == nil {
+		return
+	}
+	if err := v.s.review.SetStoppingRule(n); err != nil {
+		v.stopStatus.SetText(err.Error())
+		return
+	}
+	v.s.changed()
+	v.showPRISMA(v.s.project())
+}
+
+// DrawSample draws the recall test's random sample of the undecided
+// studies; the ranking then puts it first.
+func (v *screeningView) DrawSample() {
+	n, err := parseCount(v.sampleEntry.Text)
+	if err != nil || v.s.review == nil {
+		return
+	}
+	if err := v.s.review.DrawRecallSample(n); err != nil {
+		dialog.ShowError(err, v.s.window)
+		return
+	}
+	v.s.changed()
+	v.decisionsChanged()
+}
+
+// showStopping shows where the stopping rules stand.
+func (v *screeningView) showStopping(p *evidence.Project) {
+	st := p.StoppingStatus()
+	if n, err := parseCount(v.consecutiveEntry.Text); err != nil || n != p.Stopping.Consecutive {
+		text := ""
+		if p.Stopping.Consecutive > 0 {
+			text = strconv.Itoa(p.Stopping.Consecutive)
+		}
+		v.consecutiveEntry.SetText(text)
+	}
+	lines := []string{fmt.Sprintf("%d relevant found in %d decided; the last %d were irrelevant.", st.Found, st.Screened, st.Run)}
+	if st.ConsecutiveMet {
+		lines = append(lines, fmt.Sprintf("The consecutive rule is met (%d irrelevant in a row): you may stop.", st.Consecutive))
+	}
+	if s := st.Sample; s != nil {
+		if st.SampleDone {
+			verdict := "not shown: keep screening in the ranked order, then draw a new sample"
+			if st.RecallMet {
+				verdict = "shown: you may stop"
+			}
+			lines = append(lines, fmt.Sprintf("Recall test: %d relevant in the sample of %d; recall is at least %.1f%% with %.0f%% confidence; recall of %.0f%% is %s.",
+				st.FoundInSample, len(s.IDs), 100*st.RecallLower, 100*evidence.StopConfidence, 100*evidence.StopTargetRecall, verdict))
+		} else {
+			lines = append(lines, fmt.Sprintf("Recall test: screen the random sample first (listed at the top): %d of %d done.", st.SampleScreened, len(s.IDs)))
+		}
+	}
+	v.stopStatus.SetText(strings.Join(lines, " "))
 }

@@ -95,7 +95,9 @@ func (l *ScreenLearner) Covers(ids []string) bool {
 // hold are ignored) and returns the undecided candidates' new order.
 // Before the first decision, a non-empty prior (the chat model's
 // screening order) is the order, the learner giving only the confidence.
-func (l *ScreenLearner) Rank(ctx context.Context, decisions map[string]Decision, prior []string) (*Ranking, error) {
+// The undecided records of first (the recall test's sample) come before
+// all others.
+func (l *ScreenLearner) Rank(ctx context.Context, decisions map[string]Decision, prior, first []string) (*Ranking, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	start := time.Now()
@@ -137,6 +139,10 @@ func (l *ScreenLearner) Rank(ctx context.Context, decisions map[string]Decision,
 	if r.Decisions == 0 && len(prior) > 0 {
 		r.Order = MergeOrder(r.Order, 0, prior)
 		r.Model = "the chat model's verdicts (no decision yet)"
+	}
+	if len(first) > 0 {
+		r.Order = MergeOrder(r.Order, 0, first)
+		r.Model += "; the recall test's sample first"
 	}
 	r.Took = time.Since(start)
 	return r, nil

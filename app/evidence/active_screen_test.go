@@ -33,7 +33,7 @@ func TestScreenLearnerQuestionThenDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := l.Rank(ctx, nil, nil)
+	r, err := l.Rank(ctx, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +45,11 @@ func TestScreenLearnerQuestionThenDecisions(t *testing.T) {
 	}
 	// The chat model's order leads until the first decision.
 	prior := []string{"h1", "k3"}
-	if r, err := l.Rank(ctx, nil, prior); err != nil || !slices.Equal(r.Order[:2], prior) || len(r.Order) != 7 {
+	if r, err := l.Rank(ctx, nil, prior, nil); err != nil || !slices.Equal(r.Order[:2], prior) || len(r.Order) != 7 {
 		t.Fatalf("with the model's order %v: %v, %v", prior, r, err)
 	}
 	dec := map[string]Decision{"a1": {Include: true}, "k1": {Include: false, Reason: "wrong population"}}
-	r, err = l.Rank(ctx, dec, nil)
+	r, err = l.Rank(ctx, dec, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +75,16 @@ func TestScreenLearnerQuestionThenDecisions(t *testing.T) {
 		t.Errorf("top terms of a3 %v lack aspirin and stroke", terms)
 	}
 	delete(dec, "k1")
-	r, err = l.Rank(ctx, dec, nil)
+	r, err = l.Rank(ctx, dec, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Order) != 6 || !slices.Contains(r.Order, "k1") {
 		t.Errorf("after undeciding k1 the order %v lacks it", r.Order)
+	}
+	// The recall test's sample comes first (its decided records left out).
+	if r, err := l.Rank(ctx, dec, nil, []string{"k3", "a1", "h1"}); err != nil || !slices.Equal(r.Order[:2], []string{"k3", "h1"}) {
+		t.Errorf("with the sample first: %v, %v", r.Order, err)
 	}
 	if !l.Covers([]string{"h1", "k1", "k2", "k3", "a1", "a2", "a3"}) || l.Covers(screenLearnerIDs[:6]) {
 		t.Error("Covers does not compare the candidate sets")
@@ -132,7 +136,7 @@ func BenchmarkScreenLearnerRank10k(b *testing.B) {
 	for i := range 2000 {
 		dec[ids[i]] = Decision{Include: rev.Included[i], Reason: "x"}
 	}
-	if _, err := l.Rank(ctx, dec, nil); err != nil {
+	if _, err := l.Rank(ctx, dec, nil, nil); err != nil {
 		b.Fatal(err)
 	}
 	var times []time.Duration
@@ -141,7 +145,7 @@ func BenchmarkScreenLearnerRank10k(b *testing.B) {
 	for range b.N {
 		i := next % len(ids)
 		dec[ids[i]] = Decision{Include: rev.Included[i], Reason: "x"}
-		r, err := l.Rank(ctx, dec, nil)
+		r, err := l.Rank(ctx, dec, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

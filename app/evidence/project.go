@@ -122,6 +122,9 @@ type Project struct {
 
 	// Meta are the meta-analysis settings.
 	Meta MetaSettings `json:"meta"`
+	// Stopping is the stopping rule of the screening and the recall
+	// test's sample (stopping_project.go).
+	Stopping Stopping `json:"stopping"`
 }
 
 // SearchRun is a boolean search as run: the query, its FTS5 form, the
@@ -468,6 +471,9 @@ type PRISMACounts struct {
 	Undecided int `json:"undecided"`
 	// Included is the number of studies the user included.
 	Included int `json:"included"`
+	// StoppingRule records the stopping rule in use and its estimate
+	// (StoppingStatus.Summary), "" when none.
+	StoppingRule string `json:"stopping_rule,omitempty"`
 }
 
 // PRISMA returns the PRISMA counts of the current search: decisions and
@@ -502,6 +508,9 @@ func (p *Project) PRISMA() PRISMACounts {
 		}
 	}
 	c.NotScreened = max(c.Identified-c.Duplicates-c.Screened, 0)
+	if p.Stopping.inUse() {
+		c.StoppingRule = p.StoppingStatus().Summary()
+	}
 	return c
 }
 

@@ -40,6 +40,9 @@ const (
 	ForestSheet = "Forest plot"
 	// PRISMADiagramSheet holds the PRISMA flow diagram picture.
 	PRISMADiagramSheet = "PRISMA diagram"
+	// StoppingSheet holds the stopping rule in use, its figures and its
+	// assumption (only when a rule is in use).
+	StoppingSheet = "Stopping rule"
 )
 
 // ProjectExport is a review project with what its workbook needs besides
@@ -105,6 +108,9 @@ func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, pr
 	tables := []export.Table{
 		w.searchTable(), w.prismaTable(), w.screeningTable(), w.fieldsTable(),
 		w.resultsTable(), w.standardTable(),
+	}
+	if w.p.Stopping.inUse() {
+		tables = append(tables[:2:2], append([]export.Table{w.stoppingTable()}, tables[2:]...)...)
 	}
 	if x.Meta != nil {
 		mt, err := w.metaTable()
@@ -247,6 +253,9 @@ func (w *workbookWriter) prismaTable() export.Table {
 	rs = append(rs,
 		[]any{"Screening", "Records screened, awaiting a decision", c.Undecided},
 		[]any{"Included", "Studies included in review", c.Included})
+	if c.StoppingRule != "" {
+		rs = append(rs, []any{"Screening", "Stopping rule: " + c.StoppingRule, c.Screened})
+	}
 	return export.Table{Name: PRISMASheet, Columns: []string{"Stage", "Item", "Records"}, Rows: rowSeq(rs)}
 }
 
@@ -665,4 +674,8 @@ func (w *workbookWriter) provenance(prov export.Provenance, notes []export.Entry
 	}
 	prov.Extra = append(prov.Extra, notes...)
 	return prov
+}
+
+func (w *workbookWriter) stoppingTable() export.Table {
+	return export.Table{Name: StoppingSheet, Columns: []string{"Item", "Value"}, Rows: rowSeq(w.p.StoppingStatus().rows())}
 }

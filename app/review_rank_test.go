@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/clinsight/clinsight/app/evidence"
+)
+
+// TestReviewRankLearnsFromDecisions runs the real review service on the
+// demo literature: Rank reads the candidates' texts and ranks them all by
+// the question first; after decisions it ranks only the undecided ones, a
+// random sample for the recall test comes first, the stopping rule is
+// saved and reaches the PRISMA counts, and a closed review ranks no more.
+func TestReviewRankLearnsFromDecisions(t *testing.T) {
+	ctx := context.Background()
+	ws := literatureWorkspace(t)
+	ri, err := ws.Reviews().Create("Rank", "lit", reviewPICO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ri.(*Review)
+	r.Update(func(p *evidence.Project) { p.Query = "ablation OR carcinoma OR hepatocellular" })
+	if _, err := r.Search(ctx, 40); err != nil {
+		t.Fatal(err)
+	}
+	ids := r.Project().Search.IDs
+	if len(ids) < 10 {
+		t.Fatalf("only %d candidates", len(ids))
+	}
+	rk, err := r.Rank(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rk.Order) != len(ids) || rk.Decisions != 0 || !strings.Contains(rk.Model, "similarity to the question") {
+		t.Fatalf("first ranking: %d of %d records, %d decisions, model %q", len(rk.Order), len(ids), rk.Decisions, rk.Model)
+	}
+	if c, ok := rk.Confidence(rk.Order[0]); !ok || c <= 0.5 {
+		t.Errorf("the first record's confidence %v, %v", c, ok)
+	}
+	if len(rk.TopTerms(rk.Order[0], 5)) == 0 {
+		t.Error("the first record has no top terms")
+	}
+	if err := r.Decide(rk.Order[0], true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Decide(rk.Order[len(rk.Order)-1], false, "Wrong population"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetStoppingRule(30); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.DrawRecallSample(3); err != nil {
+		t.Fatal(err)
+	}
+	rk, err = r.Rank(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := r.Project().Stopping.Sample.IDs
+	if len(rk.Order) != len(ids)-2 || rk.Decisions != 2 || !slices.Equal(rk.Order[:3], sample) {
+		t.Errorf("after 2 decisions: %d records, %d decisions, first %v, sample %v", len(rk.Order), rk.Decisions, rk.Order[:3], sample)
+	}
+	if c := r.Project().PRISMA(); !strings.Contains(c.StoppingRule, "stop after 30 in a row") || !strings.Contains(c.StoppingRule, "Recall test") {
+		t.Errorf("PRISMA stopping rule %q", c.StoppingRule)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := savedProject(t, ws, "Rank", "the stopping rule", func(p *evidence.Project) bool { return p.Stopping.Consecutive == 30 })
+	if p.Stopping.Sample == nil || !slices.Equal(p.Stopping.Sample.IDs, sample) {
+		t.Errorf("saved sample %+v", p.Stopping.Sample)
+	}
+	if _, err := r.Rank(ctx); err == nil {
+		t.Error("a closed review ranked")
+	}
+}
