@@ -291,3 +291,38 @@ func TestGroundingTuneOnDev(t *testing.T) {
 		t.Errorf("the constants (%.2f, %.2f) are not the tuned pair (%.2f, %.2f)", groundMinScore, groundMargin, pick.minScore, pick.margin)
 	}
 }
+
+// TestGroundingConcurrent: one grounder serves concurrent questions (the
+// pipeline is shared); its lazily built column candidates give every
+// goroutine the answer a lone call gives.
+func TestGroundingConcurrent(t *testing.T) {
+	g, _ := groundingDB(t)
+	queries := []string{
+		"SELECT route FROM rx WHERE drug = 'FUROSEMIDE'",
+		"SELECT COUNT(*) FROM rx WHERE drug = 'Aspirin'",
+		"SELECT icd_code FROM dx WHERE long_title = 'congestive heart failure unspecified'",
+		"SELECT COUNT(*) FROM rx WHERE drug LIKE '%asprin%'",
+	}
+	got := make([]Grounding, 4*len(queries))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			var err error
+			if got[i], err = g.Ground(context.Background(), queries[i%len(queries)]); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, q := range queries {
+		want, err := g.Ground(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := i; k < len(got); k += len(queries) {
+			if got[k].SQL != want.SQL || len(got[k].Rewrites) != len(want.Rewrites) || len(got[k].Choices) != len(want.Choices) {
+				t.Errorf("%s: concurrent %+v, alone %+v", q, got[k], want)
+			}
+		}
+	}
+}
