@@ -24,6 +24,9 @@ import (
 // pastedSource names pasted CSV text in messages and the provenance.
 const pastedSource = "pasted text"
 
+// exampleSource names the built-in example in messages and the provenance.
+const exampleSource = "Example: BCG vaccine trials"
+
 // MetaScreen runs a meta-analysis of a study table loaded from a CSV or
 // .xlsx file or pasted as CSV text: the user maps the columns, chooses the
 // measure and model, and sees the pooled summary and the forest plot, which
@@ -71,6 +74,7 @@ type MetaScreen struct {
 	updating   bool   // selections are being changed by the screen itself
 	sourcePath string // the file loaded, "" for pasted text
 	sourceText string // the pasted text, when sourcePath is ""
+	textName   string // what the text is: pastedSource or exampleSource
 	hasSource  bool
 	spec       meta.InputSpec // of the studies loaded
 	plan       meta.Plan      // of the report shown
@@ -376,13 +380,27 @@ func (s *MetaScreen) LoadExample() {
 	s.paste.SetText(meta.ExampleBCG)
 	s.SelectMeasure(meta.RR)
 	s.SelectModel(meta.REML)
-	s.LoadText(meta.ExampleBCG)
+	s.loadText(meta.ExampleBCG, exampleSource)
 }
 
 // LoadText reads the study table from pasted CSV text and analyses it.
-func (s *MetaScreen) LoadText(text string) {
-	s.sourcePath, s.sourceText, s.hasSource = "", text, true
+func (s *MetaScreen) LoadText(text string) { s.loadText(text, pastedSource) }
+
+// loadText analyses text, named name in messages and the provenance.
+func (s *MetaScreen) loadText(text, name string) {
+	s.sourcePath, s.sourceText, s.textName, s.hasSource = "", text, name, true
 	s.Reload()
+}
+
+// sourceName names the study table in messages and the provenance.
+func (s *MetaScreen) sourceName() string {
+	switch {
+	case s.sourcePath != "":
+		return s.sourcePath
+	case s.textName != "":
+		return s.textName
+	}
+	return pastedSource
 }
 
 // Reload reads the current file or pasted text again with the current
@@ -400,10 +418,7 @@ func (s *MetaScreen) Reload() {
 	path, text := s.sourcePath, s.sourceText
 	plan := s.analyses.plan()
 	svc, ctx := s.svc, s.ctx
-	name := pastedSource
-	if path != "" {
-		name = path
-	}
+	name := s.sourceName()
 	gen := s.nextGen()
 	s.status.SetText("Reading " + name + " …")
 	go func() {
@@ -552,11 +567,7 @@ func (s *MetaScreen) ExportWorkbook(path string) {
 		return
 	}
 	studies, rep, plan, svc := s.studies, s.report, s.plan, s.svc
-	source := s.sourcePath
-	if source == "" {
-		source = pastedSource
-	}
-	prov := meta.NewProvenance(s.version, source, s.spec)
+	prov := meta.NewProvenance(s.version, s.sourceName(), s.spec)
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
 		report(progress.Report{Stage: "Writing " + path})
 		_, err := svc.Export(ctx, path, studies, rep, plan, prov)

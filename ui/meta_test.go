@@ -260,6 +260,13 @@ func TestMetaScreenExample(t *testing.T) {
 		if got, want := statText(s, "RR"), "0.4894"; got != want {
 			t.Errorf("example pooled RR = %q, want %q", got, want)
 		}
+		if got := s.sourceName(); got != "Example: BCG vaccine trials" {
+			t.Errorf("the example is named %q in messages and the provenance", got)
+		}
+		s.LoadText(meta.ExampleBCG) // the same text pasted is pasted text
+		if got := s.sourceName(); got != pastedSource {
+			t.Errorf("pasted text named %q", got)
+		}
 	})
 }
 

@@ -167,7 +167,7 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 	z := distuv.UnitNormal.Quantile(1 - (1-o.Level)/2)
 	res.Studies = make([]StudyResult, len(used))
 	for i, e := range eff {
-		sr := StudyResult{Label: used[i].Label, Row: used[i].Row, Weight: wt[i], Covariates: used[i].Covariates}
+		sr := StudyResult{Label: used[i].Label, Year: used[i].Year, Row: used[i].Row, Weight: wt[i], Covariates: used[i].Covariates}
 		if e.ok {
 			se := math.Sqrt(e.vi)
 			sr.Estimable, sr.YI, sr.VI, sr.SEI = true, e.yi, e.vi, se

@@ -356,7 +356,7 @@ func (l *forestLayout) fmtNum(v float64) string {
 func (l *forestLayout) buildRows() {
 	res := l.res
 	for _, s := range res.Studies {
-		r := forestRow{kind: rowStudy, label: s.Label, ok: s.Estimable, y: s.YI, lo: s.CILB, hi: s.CIUB, weight: s.Weight}
+		r := forestRow{kind: rowStudy, label: LabelWithYear(s.Label, s.Year), ok: s.Estimable, y: s.YI, lo: s.CILB, hi: s.CIUB, weight: s.Weight}
 		if s.Estimable {
 			r.est = l.fmtCI(s.YI, s.CILB, s.CIUB)
 		} else {

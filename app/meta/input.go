@@ -262,6 +262,7 @@ func ParseRows(header []string, rows [][]string, spec InputSpec) ([]Study, error
 		conds = append(conds, cond{i, strings.TrimSpace(spec.Where[name])})
 	}
 	studyIdx := col(c.Study)
+	yearIdx := col("year") // the year goes into the label, as metafor's slab = paste(author, year)
 	covIdx := make([]int, len(spec.Covariates))
 	for i, name := range spec.Covariates {
 		if covIdx[i] = col(name); covIdx[i] < 0 {
@@ -293,7 +294,7 @@ rows:
 				continue rows
 			}
 		}
-		s := Study{Row: rowNo, Kind: kind, Label: get(studyIdx)}
+		s := Study{Row: rowNo, Kind: kind, Label: get(studyIdx), Year: plausibleYear(get(yearIdx))}
 		if len(covIdx) > 0 {
 			s.Covariates = make(map[string]string, len(covIdx))
 			for i, ci := range covIdx {
@@ -426,4 +427,24 @@ func filterString(where map[string]string, cols []string) string {
 		parts[i] = c + "=" + where[c]
 	}
 	return strings.Join(parts, ", ")
+}
+
+// plausibleYear is year when it is a four-digit year, "" otherwise.
+func plausibleYear(year string) string {
+	if len(year) != 4 {
+		return ""
+	}
+	if y, err := strconv.Atoi(year); err != nil || y < 1700 || y > 2200 {
+		return ""
+	}
+	return year
+}
+
+// LabelWithYear is the study label with its year, as metafor's forest
+// plots write it ("Aronson, 1948"), unless the label already holds it.
+func LabelWithYear(label, year string) string {
+	if label == "" || year == "" || strings.Contains(label, year) {
+		return label
+	}
+	return label + ", " + year
 }

@@ -85,8 +85,9 @@ type Result struct {
 
 // StudyResult is one study's effect, confidence interval and weight.
 type StudyResult struct {
-	// Label is the study label.
+	// Label is the study label; Year its year ("" when the data has none).
 	Label string
+	Year  string
 	// Row is the input data row (0 when not from a table).
 	Row int
 	// Estimable is false when the study has no usable effect (e.g. a dropped

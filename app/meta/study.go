@@ -89,6 +89,9 @@ type Study struct {
 	// (InputSpec.Covariates): moderators for Regress, groupings for
 	// Subgroups. Empty means missing.
 	Covariates map[string]string
+	// Year is the study's year when the table has a "year" column ("" when
+	// not), for the forest plot's labels.
+	Year string
 }
 
 // Validate checks that the study's values are usable for its Kind: counts
