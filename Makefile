@@ -81,7 +81,7 @@ RACE_PKGS := ./ui/ ./app/
 # workspace's saved host) must not send them elsewhere.
 TESTENV   := env -u OLLAMA_HOST
 unit:
-	$(TESTENV) CGO_ENABLED=0 $(GO) test -tags ci $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(RACE_PKGS))")
+	$(TESTENV) CGO_ENABLED=0 $(GO) test -tags ci -timeout 25m $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(RACE_PKGS))")
 	$(TESTENV) CGO_ENABLED=1 $(GO) test -race -tags ci -timeout 30m $(RACE_PKGS)
 
 ## integration: builds the Ollama server from the Go module proxy into ~/.cache/clinsight
