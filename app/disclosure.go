@@ -109,6 +109,9 @@ func (d *Data) suppressForDisplay(ctx context.Context, src Source, query string,
 		return nil, disclosure.Report{}, &disclosure.AggregateOnlyError{Source: src.Name,
 			Why: "the result shows identifier columns: " + strings.Join((&disclosure.PatientLevelError{Identifiers: ids}).Direct(), ", ")}
 	}
+	if why := disclosure.RowLevelReason(query, src.Kind); why != "" {
+		return nil, disclosure.Report{}, &disclosure.AggregateOnlyError{Source: src.Name, Why: why}
+	}
 	info := d.individuals(ctx, src, query, sh, res, kinds, limits)
 	out, rep := disclosure.Suppress(res, info, pol.K())
 	d.ws.logger.Info("suppression", "source", src.Name, "k", rep.K, "cells", len(rep.Cells), "individuals", rep.IndividualColumn)
@@ -303,7 +306,8 @@ func (d *Data) planExport(ctx context.Context, res *datasets.Result, opts Export
 	kinds := disclosure.ColumnKinds(sh, res)
 	aggregate := hasAggregate(kinds)
 	ids := disclosure.ClassifyResult(sh, res.ColumnNames(), profile)
-	patientLevel := !aggregate || disclosure.HasDirect(ids)
+	rowLevelWhy := disclosure.RowLevelReason(opts.Query, src.Kind)
+	patientLevel := !aggregate || disclosure.HasDirect(ids) || rowLevelWhy != ""
 	plan := exportPlan{result: res, details: map[string]any{
 		"rows": len(res.Rows), "columns": len(res.Columns), "exact": opts.Exact, "patient_level": patientLevel,
 		"access": string(pol.Access), "min_cell": pol.K(),
@@ -315,6 +319,9 @@ func (d *Data) planExport(ctx context.Context, res *datasets.Result, opts Export
 			why := "the result has one row per record"
 			if aggregate {
 				why = "the result shows identifier columns"
+				if !disclosure.HasDirect(ids) && rowLevelWhy != "" {
+					why = rowLevelWhy
+				}
 			}
 			return exportPlan{}, &disclosure.AggregateOnlyError{Source: src.Name, Why: why}
 		}
@@ -514,7 +521,7 @@ func (ws *Workspace) discloseCohort(ctx context.Context, src Source, query strin
 	k := d.Policy(src).K()
 	sh := disclosure.Analyze(query)
 	kinds := disclosure.ColumnKinds(sh, res)
-	if hasAggregate(kinds) && !disclosure.HasDirect(disclosure.ClassifyResult(sh, res.ColumnNames(), disclosure.Profile(src.Kind))) {
+	if hasAggregate(kinds) && disclosure.RowLevelReason(query, src.Kind) == "" && !disclosure.HasDirect(disclosure.ClassifyResult(sh, res.ColumnNames(), disclosure.Profile(src.Kind))) {
 		sup, rep := disclosure.Suppress(res, d.individuals(ctx, src, query, sh, res, kinds, datasets.RunnerOptions{}), k)
 		out.Explain, out.Info.Explained = sup, &rep
 		return out, nil
