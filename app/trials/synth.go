@@ -156,6 +156,11 @@ func SyntheticTrial(seed uint64, i int) Trial {
 	}
 	t.Status = synthStatuses[r.IntN(len(synthStatuses))]
 	t.Phase = synthPhases[r.IntN(len(synthPhases))]
+	for _, p := range []string{"Phase 2", "Phase 3"} { // the title's phase wins (the draw above keeps the stream)
+		if strings.Contains(t.Title, "A "+p+" Study") {
+			t.Phase = p
+		}
+	}
 	age := "Any age"
 	switch {
 	case c.minAge > 0 && c.maxAge > 0:
