@@ -180,6 +180,7 @@ func writeFileAtomic(path string, data []byte) error {
 
 // Close releases the workspace's log file.
 func (ws *Workspace) Close() error {
+	ws.trail.Close() // after an append in progress; none later
 	ws.engines.closeAll()
 	if ws.logOut != nil {
 		return ws.logOut.Close()

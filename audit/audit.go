@@ -125,9 +125,21 @@ type head struct {
 // also by several processes (the desktop app and the command line): appends
 // hold an exclusive file lock.
 type Log struct {
-	dir string
-	mu  sync.Mutex
-	now func() time.Time
+	dir    string
+	mu     sync.Mutex
+	now    func() time.Time
+	closed bool
+}
+
+// ErrClosed is returned by Append after Close.
+var ErrClosed = errors.New("the workspace is closed")
+
+// Close waits for an append in progress and refuses later ones: nothing is
+// written to the workspace after it is closed.
+func (l *Log) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
 }
 
 // Open returns the audit trail kept in dir (the workspace directory). The
@@ -146,6 +158,9 @@ func (l *Log) Append(ev Event, c Context) (Record, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return Record{}, ErrClosed
+	}
 	lock := flock.New(filepath.Join(l.dir, lockFile))
 	if err := lock.Lock(); err != nil {
 		return Record{}, fmt.Errorf("lock the audit trail: %w", err)

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -214,5 +215,22 @@ func TestRecordsSinceAndMax(t *testing.T) {
 	recs, _ = l.Records(time.Time{}, 3)
 	if len(recs) != 3 || recs[0].Action != "a7" || recs[2].Action != "a9" {
 		t.Fatalf("max 3: %v", recs)
+	}
+}
+
+func TestNothingIsWrittenAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	l := Open(dir)
+	if _, err := l.Append(Event{Action: ActionSQL}, Context{}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(l.Path())
+	l.Close()
+	if _, err := l.Append(Event{Action: ActionSQL}, Context{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Append after Close = %v", err)
+	}
+	after, _ := os.ReadFile(l.Path())
+	if !bytes.Equal(before, after) {
+		t.Error("the trail changed after Close")
 	}
 }
