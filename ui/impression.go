@@ -16,6 +16,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/impression"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/durfmt"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
@@ -404,7 +405,7 @@ func (s *ImpressionsScreen) show(res impression.Result) {
 	}
 	s.consistency.SetText(consistencyText(res.Contradictions))
 	s.notice.SetText(res.Notice)
-	s.status.SetText(fmt.Sprintf("Done in %s.", res.Elapsed.Round(time.Millisecond)))
+	s.status.SetText(fmt.Sprintf("Done in %s.", durfmt.Human(res.Elapsed)))
 	s.acceptBtn.Enable()
 	s.refreshTables()
 }

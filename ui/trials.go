@@ -15,6 +15,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/durfmt"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
@@ -287,21 +288,7 @@ func rankingSummary(res *trials.Result) string {
 	if strings.HasPrefix(res.Embedder, "lexical") {
 		how = "word matching only — install an embedding model for meaning-based matching (see Settings)"
 	}
-	return fmt.Sprintf("%d trials ranked, %d removed by filters, in %s; %s.", res.Candidates, res.Filtered, formatElapsed(res.Elapsed), how)
-}
-
-// formatElapsed writes a duration for people: never "0s" (under a
-// millisecond reads "under 1 ms").
-func formatElapsed(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return "under 1 ms"
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
+	return fmt.Sprintf("%d trials ranked, %d removed by filters, in %s; %s.", res.Candidates, res.Filtered, durfmt.Human(res.Elapsed), how)
 }
 
 // eligibilitySummary says in a sentence what the model found of a trial's

@@ -176,11 +176,3 @@ func richText(r *widget.RichText) string {
 	}
 	return b.String()
 }
-
-func TestFormatElapsed(t *testing.T) {
-	for d, want := range map[time.Duration]string{0: "under 1 ms", 400 * time.Microsecond: "under 1 ms", 1234 * time.Microsecond: "1ms", 2345 * time.Millisecond: "2.3s", 95 * time.Second: "1m35s"} {
-		if got := formatElapsed(d); got != want {
-			t.Errorf("formatElapsed(%v) = %q, want %q", d, got, want)
-		}
-	}
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/durfmt"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
@@ -48,8 +49,8 @@ func newTrialsImportCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(f.Out, "imported %d trials (%d replaced) with %d criteria from %d files in %s; %d trials in the database\n",
-				res.Trials, res.Replaced, res.Criteria, res.Files, res.Elapsed.Round(time.Millisecond), res.Total)
-			fmt.Fprintf(f.Out, "search index: %s, optimised in %s\n", humanBytes(res.IndexBytes), res.IndexTime.Round(time.Millisecond))
+				res.Trials, res.Replaced, res.Criteria, res.Files, durfmt.Human(res.Elapsed), res.Total)
+			fmt.Fprintf(f.Out, "search index: %s, optimised in %s\n", humanBytes(res.IndexBytes), durfmt.Human(res.IndexTime))
 			if res.CutFields > 0 {
 				what := fmt.Sprintf("%d fields were", res.CutFields)
 				if res.CutFields == 1 {
@@ -84,7 +85,7 @@ func newTrialsImportCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(f.Out, "embedded %d conditions and interventions in %s (%s)\n", n, time.Since(start).Round(time.Millisecond), m.Embedder.Label)
+			fmt.Fprintf(f.Out, "embedded %d conditions and interventions in %s (%s)\n", n, durfmt.Human(time.Since(start)), m.Embedder.Label)
 			return nil
 		},
 	}
@@ -192,7 +193,7 @@ func printMatch(f *Factory, res *trials.Result) {
 		}
 	}
 	fmt.Fprintf(f.Out, "patient: %s, %s; concepts (%s): %s\n", age, sex, q.Source, strings.Join(cs, ", "))
-	fmt.Fprintf(f.Out, "%d candidates ranked, %d removed by filters, %s\n\n", res.Candidates, res.Filtered, res.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(f.Out, "%d candidates ranked, %d removed by filters, %s\n\n", res.Candidates, res.Filtered, durfmt.Human(res.Elapsed))
 	fmt.Fprintf(f.Out, "%4s  %-12s %9s %9s %9s %8s %6s  %s\n", "rank", "trial", "bm25", "sts1", "sts2", "combo", "elig", "title")
 	for _, r := range res.Trials {
 		el := "-"
