@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
@@ -124,4 +125,39 @@ func rowsOf(r *datasets.Result) any {
 		return nil
 	}
 	return r.Rows
+}
+
+// TestTable1OfASmallCohortOnAnAggregateOnlySource: Table 1 of a cohort of
+// fewer than k patients on an aggregate-only source shows no exact count
+// of them: not in the overall N row (it was exempt from suppression), so
+// the 4 patients over 85 of the demo are not counted on screen, in the CLI
+// or in the workbook.
+func TestTable1OfASmallCohortOnAnAggregateOnlySource(t *testing.T) {
+	ctx := context.Background()
+	ws, src := disclosureDemo(t)
+	setAccess(t, ws, &src, disclosure.AggregateOnly)
+	q := "SELECT subject_id FROM patients WHERE anchor_age > 85"
+	raw := rawQuery(t, ws, src, q)
+	n := len(raw.Rows)
+	if n < 1 || n >= 11 {
+		t.Fatalf("the demo has %d patients over 85; the test needs 1 to 10", n)
+	}
+	c := ws.Cohort()
+	tb, err := c.Table1(ctx, src, q, cohort.Table1Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Table1MinCell(src)
+	if k != 11 {
+		t.Fatalf("Table1MinCell = %d", k)
+	}
+	header, rows := tb.Cells(k)
+	exact := fmt.Sprint(n)
+	for _, r := range append([][]string{header}, rows...) {
+		for _, cell := range r[1:] {
+			if cell == exact || strings.HasPrefix(cell, exact+" ") {
+				t.Errorf("the table shows the exact count %s of a cohort of fewer than %d: row %q", cell, k, r)
+			}
+		}
+	}
 }

@@ -165,7 +165,11 @@ func (x *cohortExtras) showTable1(t *cohort.Table1, k int, src app.Source, query
 		x.t1Table.SetColumnWidth(i, 170)
 	}
 	x.t1Table.Refresh()
-	msg := fmt.Sprintf("%s patients (by %s).", formatCount(t.Patients), t.PatientColumn)
+	n := formatCount(t.Patients)
+	if k >= 2 && t.Patients < int64(k) { // an aggregate-only source's small cohort
+		n = fmt.Sprintf("<%d", k)
+	}
+	msg := fmt.Sprintf("%s patients (by %s).", n, t.PatientColumn)
 	if k >= 2 {
 		msg += fmt.Sprintf(" The source shows aggregates only: counts below %d are shown as <%d.", k, k)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
+	"github.com/clinsight/clinsight/disclosure"
 )
 
 // maxLabelWidth bounds the first column of Table 1 printed as text (the
@@ -281,7 +282,11 @@ screen too.`,
 			k := ws.Cohort().Table1MinCell(src)
 			header, rows := t.Cells(k)
 			if asJSON {
-				if err := writeCohortJSON(f.Out, map[string]any{"patients": t.Patients, "patient_column": t.PatientColumn,
+				var patients any = t.Patients
+				if k >= 2 && t.Patients < int64(k) { // an aggregate-only source's small cohort
+					patients = disclosure.Suppressed{K: k}
+				}
+				if err := writeCohortJSON(f.Out, map[string]any{"patients": patients, "patient_column": t.PatientColumn,
 					"stratify": t.Stratify, "min_cell": k, "columns": header, "rows": rows, "notes": t.Notes}); err != nil {
 					return err
 				}

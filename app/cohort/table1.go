@@ -943,7 +943,7 @@ func (t *Table1) suppressed(k int) [][]bool {
 			case RowMeanSD, RowMedian:
 				sup[i][j] = small(c.Values)
 			case RowCount:
-				sup[i][j] = j > 0 && small(c.Count)
+				sup[i][j] = small(c.Count) // the overall N too: a cohort of fewer than k
 			}
 		}
 	}
