@@ -24,6 +24,7 @@ type searchView struct {
 	content fyne.CanvasObject
 
 	terms      [3]*widget.Entry // conditions, treatments, outcomes
+	joinOut    *widget.Check
 	buildBtn   *widget.Button
 	query      *widget.Entry
 	queryErr   *widget.Label
@@ -36,7 +37,7 @@ type searchView struct {
 func newSearchView(s *EvidenceScreen) *searchView {
 	v := &searchView{s: s}
 	labels := []string{"Condition terms", "Treatment terms", "Outcome terms"}
-	places := []string{"one term per line, e.g.\nhepatocellular carcinoma\nHCC", "one term per line, e.g.\nmicrowave ablation\nMWA", "optional; leave empty for better recall"}
+	places := []string{"one term per line, e.g.\nhepatocellular carcinoma\nHCC", "one term per line (intervention and comparator), e.g.\nmicrowave ablation\nMWA", "optional; joined only when switched on below"}
 	form := widget.NewForm()
 	for i := range v.terms {
 		e := widget.NewMultiLineEntry()
@@ -46,6 +47,8 @@ func newSearchView(s *EvidenceScreen) *searchView {
 		v.terms[i] = e
 		form.Append(labels[i], e)
 	}
+	v.joinOut = widget.NewCheck("Require the outcome terms too (off by default, as the Cochrane Handbook advises: outcomes are often not in the abstract)", func(bool) { v.termsChanged() })
+	form.Append("", v.joinOut)
 	v.buildBtn = widget.NewButtonWithIcon("Build the query from the terms", theme.MoveDownIcon(), v.BuildQuery)
 	v.query = widget.NewMultiLineEntry()
 	v.query.Wrapping = fyne.TextWrapWord
@@ -91,6 +94,7 @@ func newSearchView(s *EvidenceScreen) *searchView {
 
 // show fills the terms and the query and shows the last search.
 func (v *searchView) show(p *evidence.Project) {
+	v.joinOut.SetChecked(p.Terms.JoinOutcomes)
 	for i, l := range [][]string{p.Terms.Conditions, p.Terms.Treatments, p.Terms.Outcomes} {
 		v.terms[i].SetText(strings.Join(l, "\n"))
 	}
@@ -124,7 +128,7 @@ func termLines(text string) []string {
 func (v *searchView) termsChanged() {
 	t := v.terms
 	v.s.edit(func(p *evidence.Project) {
-		p.Terms = evidence.SearchTerms{Conditions: termLines(t[0].Text), Treatments: termLines(t[1].Text), Outcomes: termLines(t[2].Text)}
+		p.Terms = evidence.SearchTerms{Conditions: termLines(t[0].Text), Treatments: termLines(t[1].Text), Outcomes: termLines(t[2].Text), JoinOutcomes: v.joinOut.Checked}
 	})
 }
 

@@ -20,9 +20,13 @@ type SearchTerms struct {
 	Conditions []string `json:"conditions"`
 	// Treatments are the terms for the intervention and the comparator.
 	Treatments []string `json:"treatments"`
-	// Outcomes are the terms for the outcome; leave them empty for a
-	// search that does not require the outcome to be named (better recall).
+	// Outcomes are the terms for the outcome. They join the query only
+	// with JoinOutcomes: by default the search joins the population AND
+	// the intervention (or comparator) only, as the Cochrane Handbook
+	// advises (outcomes are often not named in titles and abstracts).
 	Outcomes []string `json:"outcomes"`
+	// JoinOutcomes, the user's choice, ANDs the outcome terms to the query.
+	JoinOutcomes bool `json:"join_outcomes,omitempty"`
 }
 
 // TermSteps is the model's reply to the search-term prompt: TrialMind's
@@ -154,13 +158,18 @@ var ErrNoTerms = errors.New("evidence: there are no search terms: give at least 
 
 // Query builds the boolean query: the terms of each role joined by OR
 // (parenthesised when more than one), the roles joined by AND in the order
-// conditions, treatments, outcomes; empty roles are left out. Terms are
+// conditions, treatments, outcomes (only with JoinOutcomes); empty roles
+// are left out. Terms are
 // cleaned (CleanTerm) and de-duplicated; a term of several words, or one
 // spelled like an operator, is quoted as a phrase. The query is checked
 // with ParseQuery.
 func (s SearchTerms) Query() (string, error) {
 	var groups []string
-	for _, l := range [][]string{s.Conditions, s.Treatments, s.Outcomes} {
+	roles := [][]string{s.Conditions, s.Treatments}
+	if s.JoinOutcomes {
+		roles = append(roles, s.Outcomes)
+	}
+	for _, l := range roles {
 		terms := mergeTerms(l)
 		if len(terms) == 0 {
 			continue

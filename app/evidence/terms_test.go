@@ -58,7 +58,7 @@ func TestGenerateTermsToQuery(t *testing.T) {
 	}
 	if strings.Join(final.Conditions, "|") != strings.Join(want.Conditions, "|") ||
 		strings.Join(final.Treatments, "|") != strings.Join(want.Treatments, "|") || len(final.Outcomes) != 0 {
-		t.Errorf("final terms\n got %q\nwant %q", final, want)
+		t.Errorf("final terms\n got %+v\nwant %+v", final, want)
 	}
 	q, err := final.Query()
 	if err != nil {
@@ -129,8 +129,11 @@ func TestSearchTermsQuery(t *testing.T) {
 		want  string
 	}{
 		{SearchTerms{Conditions: []string{"asthma"}}, `asthma`},
-		{SearchTerms{Conditions: []string{"asthma", "ASTHMA", "wheez*"}, Treatments: []string{"inhaled corticosteroids"}, Outcomes: []string{"exacerbation", "FEV1"}},
+		{SearchTerms{Conditions: []string{"asthma", "ASTHMA", "wheez*"}, Treatments: []string{"inhaled corticosteroids"}, Outcomes: []string{"exacerbation", "FEV1"}, JoinOutcomes: true},
 			`(asthma OR wheez) AND "inhaled corticosteroids" AND (exacerbation OR FEV1)`},
+		// By default the outcome terms are kept but not joined (P AND I).
+		{SearchTerms{Conditions: []string{"asthma"}, Treatments: []string{"inhaled corticosteroids"}, Outcomes: []string{"exacerbation"}},
+			`asthma AND "inhaled corticosteroids"`},
 		{SearchTerms{Treatments: []string{`"quoted"  term`, "not"}}, `("quoted term" OR "not")`},
 		{SearchTerms{Conditions: []string{"non-small-cell lung cancer", "NSCLC"}, Treatments: []string{"[x]"}}, `("non-small-cell lung cancer" OR NSCLC) AND x`},
 	} {
