@@ -174,7 +174,11 @@ func (c *Cohort) ExportTable1(ctx context.Context, path string, src Source, quer
 		}
 	}
 	prov := export.Provenance{AppVersion: c.ws.versionLocked(), DataSource: c.ws.Data().Describe(src), Query: query, Created: time.Now()}
-	prov.Add("Patients", t.Patients)
+	if t.Patients < int64(k) { // the sheet suppresses it: so does the provenance
+		prov.Add("Patients", disclosure.Suppressed{K: k}.String())
+	} else {
+		prov.Add("Patients", t.Patients)
+	}
 	prov.Add("Patient column", t.PatientColumn)
 	if t.Stratify != "" {
 		prov.Add("Stratified by", t.Stratify)

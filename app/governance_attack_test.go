@@ -161,3 +161,34 @@ func TestTable1OfASmallCohortOnAnAggregateOnlySource(t *testing.T) {
 		}
 	}
 }
+
+// TestTable1WorkbookOfASmallCohort: the Table 1 workbook (suppressed for
+// every access level) said the cohort's exact N in its Provenance sheet.
+func TestTable1WorkbookOfASmallCohort(t *testing.T) {
+	ctx := context.Background()
+	ws, src := disclosureDemo(t)
+	q := "SELECT subject_id FROM patients WHERE subject_id IN (SELECT subject_id FROM patients ORDER BY subject_id LIMIT 3)"
+	c := ws.Cohort()
+	tb, err := c.Table1(ctx, src, q, cohort.Table1Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Patients != 3 {
+		t.Fatalf("%d patients", tb.Patients)
+	}
+	path := filepath.Join(t.TempDir(), "t1.xlsx")
+	if _, err := c.ExportTable1(ctx, path, src, q, tb); err != nil {
+		t.Fatal(err)
+	}
+	rows, prov := workbook(t, path, "Table 1")
+	if !strings.Contains(prov, "Patients=<11") || strings.Contains(prov, "Patients=3\n") {
+		t.Errorf("provenance:\n%s", prov)
+	}
+	for _, r := range rows[1:] {
+		for _, cell := range r[1:] {
+			if cell == "3" || strings.HasPrefix(cell, "3 ") {
+				t.Errorf("row %q shows the exact count", r)
+			}
+		}
+	}
+}
