@@ -189,6 +189,7 @@ func (c *Cohort) Pipeline(ctx context.Context, src Source, opts CohortOptions) (
 		Disclose: func(ctx context.Context, query string, res *datasets.Result) (cohort.Disclosed, error) {
 			return ws.discloseCohort(ctx, src, query, res)
 		},
+		MinPersons: ws.minPersons(src),
 	})
 	if err != nil {
 		runner.Close()

@@ -34,7 +34,10 @@ func writeConceptSets(w io.Writer, ans *cohort.Answer) {
 		if s.Descendants > 0 {
 			line += fmt.Sprintf(" + %d descendants", s.Descendants)
 		}
-		if s.Persons >= 0 {
+		switch {
+		case s.PersonsUnder > 0:
+			line += fmt.Sprintf("; <%d patients", s.PersonsUnder)
+		case s.Persons >= 0:
 			line += fmt.Sprintf("; %d patients", s.Persons)
 		}
 		fmt.Fprintln(w, line)

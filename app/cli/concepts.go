@@ -43,7 +43,14 @@ func newConceptsCmd(f *Factory) *cobra.Command {
 				if h.MappedFrom != nil {
 					via = fmt.Sprintf("maps from %s %s", h.MappedFrom.Vocabulary, h.MappedFrom.Code)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\n", h.ID, h.Name, h.Domain, h.Vocabulary, h.Code, h.Persons, via)
+				persons := fmt.Sprint(h.Persons)
+				switch {
+				case h.PersonsUnder > 0:
+					persons = fmt.Sprintf("<%d", h.PersonsUnder)
+				case h.Persons < 0:
+					persons = "-"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Name, h.Domain, h.Vocabulary, h.Code, persons, via)
 			}
 			return tw.Flush()
 		},

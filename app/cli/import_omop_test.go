@@ -73,3 +73,43 @@ func TestConceptsAndAskOnDemoOMOP(t *testing.T) {
 		t.Errorf("ask --exclude-concept: %d\n%s", code, out2)
 	}
 }
+
+// TestConceptCountsOfAnAggregateOnlySourceAreSuppressed checks that the
+// person counts of concepts and concept sets follow an aggregate-only
+// source's minimum cell size in `concepts` and in `ask` (text and JSON),
+// and stay exact for a row-level source.
+func TestConceptCountsOfAnAggregateOnlySourceAreSuppressed(t *testing.T) {
+	ws := t.TempDir()
+	if _, stderr, code := run(t, ws, "demo", "init", "--patients", "200"); code != 0 {
+		t.Fatalf("demo init: %s", stderr)
+	}
+	w, err := app.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.UpdateConfig(func(c *app.Config) { c.OllamaHost = "http://127.0.0.1:1" }); err != nil { // no model reachable
+		t.Fatal(err)
+	}
+	w.Close()
+	const q = "How many patients have type 2 diabetes and take metformin?"
+	exact, _, code := run(t, ws, "ask", "--db", "demo-omop", q)
+	if code != 0 || !strings.Contains(exact, " patients") || strings.Contains(exact, "<1000 patients") {
+		t.Fatalf("row-level ask: %d\n%s", code, exact)
+	}
+	// A minimum cell size above every count hides them all.
+	if _, stderr, code := run(t, ws, "sources", "set", "demo-omop", "--access", "aggregate-only", "--min-cell", "1000"); code != 0 {
+		t.Fatalf("sources set: %s", stderr)
+	}
+	out, stderr, code := run(t, ws, "concepts", "--db", "demo-omop", "E11.9")
+	if code != 0 || !strings.Contains(out, "201826") || !strings.Contains(out, "<1000") {
+		t.Fatalf("concepts on an aggregate-only source: %d %q %q", code, out, stderr)
+	}
+	out, _, _ = run(t, ws, "ask", "--db", "demo-omop", q)
+	if !strings.Contains(out, "<1000 patients") {
+		t.Errorf("ask on an aggregate-only source shows exact concept-set counts:\n%s", out)
+	}
+	js, _, _ := run(t, ws, "ask", "--db", "demo-omop", "--json", q)
+	if strings.Contains(js, `"Persons":`) && !strings.Contains(js, `"PersonsUnder":1000`) {
+		t.Errorf("ask --json shows concept-set counts: %s", js)
+	}
+}

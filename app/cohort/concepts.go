@@ -61,6 +61,7 @@ func (r *run) resolveConcepts(ctx context.Context, req Request) error {
 	p, ans := r.p, r.ans
 	if req.ConceptSets != nil {
 		ans.ConceptSets, ans.ConceptsFrom = slices.Clone(req.ConceptSets), ConceptsFromUser
+		omop.HideSmallPersons(ans.ConceptSets, p.cfg.MinPersons)
 		r.emit(Event{Kind: EventConcepts, ConceptSets: ans.ConceptSets})
 		return nil
 	}
@@ -115,6 +116,7 @@ func (r *run) resolveConcepts(ctx context.Context, req Request) error {
 			return err
 		}
 	}
+	omop.HideSmallPersons(ans.ConceptSets, p.cfg.MinPersons)
 	r.emit(Event{Kind: EventConcepts, ConceptSets: ans.ConceptSets})
 	return nil
 }
@@ -151,7 +153,14 @@ func (p *Pipeline) AddConcept(ctx context.Context, set *omop.ConceptSet, id int6
 		return fmt.Errorf("there is no concept %d in this vocabulary", id)
 	}
 	set.Add(c)
-	return p.cfg.Concepts.Refresh(ctx, set)
+	if err := p.cfg.Concepts.Refresh(ctx, set); err != nil {
+		return err
+	}
+	one := []omop.ConceptSet{*set}
+	one[0].PersonsUnder = 0
+	omop.HideSmallPersons(one, p.cfg.MinPersons)
+	*set = one[0]
+	return nil
 }
 
 // ExcludeConcepts returns copies of the sets with each given concept
@@ -323,14 +332,14 @@ func DefinitionRows(ans *Answer) (columns []string, rows [][]any) {
 			section = "entry event"
 			text = fmt.Sprintf("first %s record of concept set %q", table, s.Name)
 		}
-		rows = append(rows, []any{section, s.Name, nil, text, nil, nil, s.Domain, nil, nil, s.Persons})
+		rows = append(rows, []any{section, s.Name, nil, text, nil, nil, s.Domain, nil, nil, personsCell(s)})
 	}
 	for _, s := range ans.ConceptSets {
 		for _, it := range s.Items {
 			rows = append(rows, []any{"concept set", s.Name, it.ID, it.Name, it.Vocabulary, it.Code, it.Domain, it.IncludeDescendants, it.Excluded, nil})
 		}
 		if s.Descendants > 0 {
-			rows = append(rows, []any{"concept set", s.Name, nil, fmt.Sprintf("%d descendant concepts (from %s)", s.Descendants, s.DescendantSource), nil, nil, s.Domain, nil, nil, s.Persons})
+			rows = append(rows, []any{"concept set", s.Name, nil, fmt.Sprintf("%d descendant concepts (from %s)", s.Descendants, s.DescendantSource), nil, nil, s.Domain, nil, nil, personsCell(s)})
 		}
 	}
 	return columns, rows
@@ -414,4 +423,16 @@ func MergeConceptTables(ret *Retrieval, cat *datasets.Catalog, sets []omop.Conce
 	vocab := map[string]bool{"concept": true, "concept_synonym": true, "concept_relationship": true, "concept_ancestor": true,
 		"vocabulary": true, "domain": true, "concept_class": true, strings.ToLower(datasets.OMOPConceptIndex): true}
 	ret.Values = slices.DeleteFunc(slices.Clone(ret.Values), func(v ValueHit) bool { return vocab[strings.ToLower(v.Table)] })
+}
+
+// personsCell is a concept set's person count for the Definition sheet:
+// "<k" when hidden by small-cell suppression, nothing when not counted.
+func personsCell(s omop.ConceptSet) any {
+	switch {
+	case s.PersonsUnder > 0:
+		return fmt.Sprintf("<%d", s.PersonsUnder)
+	case s.Persons < 0:
+		return nil
+	}
+	return s.Persons
 }

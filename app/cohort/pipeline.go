@@ -96,6 +96,10 @@ type Config struct {
 	// result (an aggregate-only source's patient-level rows). Nil shows and
 	// explains results as they are.
 	Disclose func(ctx context.Context, query string, res *datasets.Result) (Disclosed, error)
+	// MinPersons, when positive, hides the concept sets' person counts
+	// under it (omop.HideSmallPersons): the minimum cell size of an
+	// aggregate-only source.
+	MinPersons int
 }
 
 // disclose applies Config.Disclose.

@@ -104,6 +104,10 @@ type ConceptSet struct {
 	// IDs in the domain's event table; PersonsDirect counts the items
 	// alone (without descendants). -1 when the domain has no event table.
 	Persons, PersonsDirect int64
+	// PersonsUnder, when positive, says Persons and PersonsDirect are
+	// hidden (-1) because fewer than PersonsUnder persons have an event:
+	// the small-cell suppression of an aggregate-only data source.
+	PersonsUnder int `json:",omitempty"`
 
 	// itemMatch is the Match of the first item when resolved.
 	itemMatch float64
@@ -174,4 +178,21 @@ func normalizeDomain(d string) string {
 		}
 	}
 	return ""
+}
+
+// HideSmallPersons hides the person counts of the sets that count fewer
+// than k persons (but some): Persons and PersonsDirect become -1 and
+// PersonsUnder k. A count of the items alone under k is hidden with the
+// set's, since it bounds it. k ≤ 0 hides nothing.
+func HideSmallPersons(sets []ConceptSet, k int) {
+	if k <= 0 {
+		return
+	}
+	for i := range sets {
+		s := &sets[i]
+		small := func(n int64) bool { return n > 0 && n < int64(k) }
+		if small(s.Persons) || small(s.PersonsDirect) {
+			s.Persons, s.PersonsDirect, s.PersonsUnder = -1, -1, k
+		}
+	}
 }
