@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -12,6 +13,9 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/app/trials"
+	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -140,4 +144,76 @@ func walkObjects(o fyne.CanvasObject, f func(fyne.CanvasObject)) {
 			walkObjects(c, f)
 		}
 	}
+}
+
+// failingTrials is a TrialsService whose matching fails with a chained
+// error, as the pipeline's wrapping builds it.
+type failingTrials struct{ err error }
+
+func (f failingTrials) Sources(context.Context) []app.Source {
+	return []app.Source{{Name: "ct", Path: "ct.sqlite"}}
+}
+func (f failingTrials) Patients(context.Context, app.Source) ([]trials.SyntheticPatient, error) {
+	return nil, nil
+}
+func (f failingTrials) Match(context.Context, app.Source, trials.Request, app.TrialsOptions) (*trials.Result, error) {
+	return nil, f.err
+}
+func (f failingTrials) Export(context.Context, string, *trials.Result, export.Provenance) (export.Summary, error) {
+	return export.Summary{}, f.err
+}
+
+// TestTrialsErrorPath: a failed match shows one sentence (no "trials:"
+// prefixes, the model server's advice, the command without backticks) in
+// the dialog and the status line, the chain under "Details".
+func TestTrialsErrorPath(t *testing.T) {
+	a := newTestApp(t)
+	err := fmt.Errorf("trials: the trials could not be ranked: %w", fmt.Errorf("trials: concepts of demo:12: %w", serverDown))
+	var s *TrialsScreen
+	onUI(t, func(t testing.TB) {
+		w := a.NewWindow("trials")
+		w.Resize(fyne.NewSize(1024, 640))
+		s = NewTrialsScreen(t.Context(), failingTrials{err}, w, "test")
+		w.SetContent(s.Content())
+		s.Refresh()
+	})
+	waitUntil(t, "the source", func() bool { return s.sourceSel.Selected == "ct" })
+	onUI(t, func(testing.TB) {
+		s.patient.SetText("A 58-year-old woman with type 2 diabetes.")
+		s.Match()
+	})
+	waitUntil(t, "the error", func() bool { return strings.HasPrefix(s.status.Text, "Cancelled or failed: ") })
+	onUI(t, func(t testing.TB) {
+		status := strings.TrimPrefix(s.status.Text, "Cancelled or failed: ")
+		checkOneSentence(t, "status", status)
+		if strings.Contains(status, "`") || !strings.Contains(status, "“ollama serve”") {
+			t.Errorf("status %q", status)
+		}
+		var rich *widget.RichText
+		var acc *widget.Accordion
+		walkObjects(s.window.Canvas().Overlays().Top(), func(o fyne.CanvasObject) {
+			switch x := o.(type) {
+			case *widget.RichText:
+				if len(x.Segments) > 1 { // the sentence (the title is one segment)
+					rich = x
+				}
+			case *widget.Accordion:
+				acc = x
+			}
+		})
+		if rich == nil || acc == nil {
+			t.Fatal("no error dialog with details")
+		}
+		var b strings.Builder
+		for _, seg := range rich.Segments {
+			b.WriteString(seg.Textual())
+		}
+		checkOneSentence(t, "dialog", b.String())
+		if got, want := b.String(), "The trials could not be ranked: Ollama is not running at http://127.0.0.1:11434: start it (ollama serve) or change the host in Settings."; got != want {
+			t.Errorf("dialog %q, want %q", got, want)
+		}
+		if acc.Items[0].Open || acc.Items[0].Detail.(*widget.Label).Text != err.Error() {
+			t.Errorf("details open %v: %q", acc.Items[0].Open, acc.Items[0].Detail.(*widget.Label).Text)
+		}
+	})
 }
