@@ -34,6 +34,9 @@ var attackQueries = []string{
 	"SELECT gender, json_group_array(anchor_age) AS n FROM patients GROUP BY gender",
 	"SELECT json_group_array(anchor_age) FROM patients",
 	"SELECT gender, n, cnt FROM (SELECT gender, group_concat(anchor_age) AS n, count(*) AS cnt FROM patients GROUP BY gender)",
+	// The per-patient rows of a nested query shown as they are.
+	"WITH c AS (SELECT anchor_age AS a, count(*) AS n FROM patients GROUP BY subject_id) SELECT a, n FROM c",
+	"SELECT a, n FROM (SELECT anchor_age AS a, count(*) AS n FROM patients GROUP BY subject_id)",
 }
 
 // TestAggregateOnlyRefusesDisguisedRowLevelResults: statements whose

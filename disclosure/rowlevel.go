@@ -70,6 +70,35 @@ func RowLevelReason(query, profile string) string {
 		}
 		return ""
 	}
+	// When the statement does not aggregate at its top level, its rows are
+	// those of a nested query (WITH c AS (… GROUP BY subject_id) SELECT
+	// a, n FROM c): that query's GROUP BY must not be on an identifier.
+	if !Analyze(query).Aggregate {
+		for s := range l.toks {
+			if l.depth[s] == 0 || l.word(s) != "SELECT" {
+				continue
+			}
+			d := l.depth[s]
+			end := len(l.toks)
+			for j := s + 1; j < len(l.toks); j++ {
+				if l.depth[j] < d || l.depth[j] == d && (l.word(j) == "SELECT" || l.word(j) == "UNION" || l.word(j) == "INTERSECT" || l.word(j) == "EXCEPT") {
+					end = j
+					break
+				}
+			}
+			for j := s + 1; j < end; j++ {
+				if l.depth[j] == d && l.word(j) == "GROUP" && l.word(j+1) == "BY" {
+					g := j + 2
+					for g < end && !(l.depth[g] == d && clauseWords[l.word(g)]) {
+						g++
+					}
+					if why := scan(j+2, g, d, "a nested query's GROUP BY", false); why != "" {
+						return why + " and the statement shows that query's rows"
+					}
+				}
+			}
+		}
+	}
 	for s := range l.toks {
 		if l.depth[s] != 0 || l.word(s) != "SELECT" {
 			continue
