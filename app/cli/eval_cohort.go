@@ -14,6 +14,7 @@ import (
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/app/eval"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/atomicfile"
 	"github.com/clinsight/clinsight/internal/progress"
@@ -177,6 +178,9 @@ Per-question results go to OUT.json and OUT.xlsx.`,
 			if err != nil {
 				return err
 			}
+			if ws.Data().Policy(src).AggregateOnly() { // the results files hold exact answers
+				return &disclosure.AggregateOnlyError{Source: src.Name, Why: "an evaluation writes every exact answer to its results files"}
+			}
 			pp := newProgressPrinter(f.Err)
 			p, err := ws.Cohort().Pipeline(ctx, src, app.CohortOptions{Model: model, MaxAttempts: attempts, Progress: pp.Report})
 			if err != nil {
@@ -307,6 +311,9 @@ Per-query cases go to OUT.json when --out is given.`,
 			src, err := ws.Resolve(db)
 			if err != nil {
 				return err
+			}
+			if ws.Data().Policy(src).AggregateOnly() { // the cases hold the source's stored values
+				return &disclosure.AggregateOnlyError{Source: src.Name, Why: "an evaluation writes the stored values it grounds on"}
 			}
 			path := db
 			if _, err := os.Stat(path); err != nil {

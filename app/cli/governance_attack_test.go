@@ -2,8 +2,15 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/clinsight/clinsight/datasets/realdata"
+	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
 // TestTable1JSONOfASmallCohortOnAnAggregateOnlySource: `cohort table1
@@ -38,6 +45,39 @@ func TestTable1JSONOfASmallCohortOnAnAggregateOnlySource(t *testing.T) {
 			if c == "3" || strings.HasPrefix(c, "3 ") {
 				t.Errorf("row %q shows the exact count", r)
 			}
+		}
+	}
+}
+
+// TestEvalEHRSQLRefusesAnAggregateOnlySource: `eval ehrsql --db SOURCE`
+// wrote every question's exact answer and gold answer (patient rows,
+// small counts) to ehrsql-*-results.json and .xlsx, outside the export
+// rules and the audit trail; on an aggregate-only source it is refused
+// before anything runs, and nothing is written.
+func TestEvalEHRSQLRefusesAnAggregateOnlySource(t *testing.T) {
+	dir := realdata.Path(t, "ehrsql-2024-mimic-iv-demo")
+	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}, ollamatest.Model{Name: "llama3.1:8b"})
+	srv.HandleChat(func(req api.ChatRequest) ollamatest.ChatReply {
+		if req.Format == nil {
+			return ollamatest.ChatReply{Content: "Done."}
+		}
+		return classifyReply("SELECT count(*) FROM patients WHERE gender = 'F'")
+	})
+	ws := workspaceWithHost(t, srv.URL)
+	if _, stderr, code := run(t, ws, "demo", "init", "--patients", "30"); code != 0 {
+		t.Fatalf("demo init: %s", stderr)
+	}
+	if _, stderr, code := run(t, ws, "sources", "set", "demo", "--access", "aggregate-only"); code != 0 {
+		t.Fatalf("sources set: %s", stderr)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	_, stderr, code := run(t, ws, "eval", "ehrsql", "--ehrsql", dir, "--db", "demo", "--limit", "2", "--out", out, "--json")
+	if code == 0 || !strings.Contains(stderr, "aggregate-only") {
+		t.Errorf("eval ehrsql on an aggregate-only source: exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{out + ".json", out + ".xlsx"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written", p)
 		}
 	}
 }
