@@ -45,9 +45,11 @@ func newSourcePolicies(settings app.SettingsService) *sourcePolicies {
 	p := &sourcePolicies{settings: settings, rowsBox: container.NewVBox(), info: widget.NewLabel("")}
 	p.info.Wrapping = fyne.TextWrapWord
 	save := widget.NewButtonWithIcon("Save policies", theme.DocumentSaveIcon(), p.Save)
-	p.card = widget.NewCard("Data sources: what may be seen and leave",
-		fmt.Sprintf("Aggregate-only sources show, chart, export and send to a model only counts and statistics, with anything under the minimum cell size (default %d) shown as <%d. Exports of aggregates are suppressed for every source; patient-level exports must be confirmed and are pseudonymised.", disclosure.DefaultMinCell, disclosure.DefaultMinCell),
-		container.NewVBox(p.rowsBox, container.NewHBox(save), p.info))
+	// A card's subtitle does not wrap: the explanation is a wrapping label.
+	intro := widget.NewLabel(fmt.Sprintf("Aggregate-only sources show, chart, export and send to a model only counts and statistics, with anything under the minimum cell size (default %d) shown as <%d. Exports of aggregates are suppressed for every source; patient-level exports must be confirmed and are pseudonymised.", disclosure.DefaultMinCell, disclosure.DefaultMinCell))
+	intro.Wrapping = fyne.TextWrapWord
+	p.card = widget.NewCard("Data sources: what may be seen and leave", "",
+		container.NewVBox(intro, p.rowsBox, container.NewHBox(save), p.info))
 	p.Refresh()
 	return p
 }
