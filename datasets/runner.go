@@ -280,9 +280,14 @@ type QueryError struct {
 	Message string
 	// Code is SQLite's result code (extended when available).
 	Code int
+	// State is PostgreSQL's SQLSTATE ("" for SQLite).
+	State string
 }
 
 func (e *QueryError) Error() string { return e.Message }
+
+// SQLState returns PostgreSQL's SQLSTATE of the error ("" for SQLite).
+func (e *QueryError) SQLState() string { return e.State }
 
 // Check runs every check of Query without executing the statement: the
 // lexical gate, SQLite's compilation under the authorizer (reporting syntax

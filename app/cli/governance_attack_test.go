@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,5 +80,40 @@ func TestEvalEHRSQLRefusesAnAggregateOnlySource(t *testing.T) {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s was written", p)
 		}
+	}
+}
+
+// TestAggregateOnlyPostgresErrorsShowNoValues: PostgreSQL's data errors
+// quote the value that failed ("invalid input syntax for type integer:
+// \"F\""), so a cast in a WHERE clause read a patient's values through
+// the error of an aggregate-only source; such errors are reported without
+// the value.
+func TestAggregateOnlyPostgresErrorsShowNoValues(t *testing.T) {
+	_, _, dsn := mimicOnPostgres(t)
+	ws := t.TempDir()
+	if _, stderr, code := run(t, ws, "sources", "add", "pg", "--postgres", dsn, "--schemas", "mimiciv_hosp,mimiciv_icu", "--password-env", "CLI_READER_PW"); code != 0 {
+		t.Fatalf("sources add: %s", stderr)
+	}
+	ref, stderr, code := run(t, ws, "sql", "--db", "pg", "--json", "SELECT anchor_age FROM patients ORDER BY subject_id LIMIT 1")
+	if code != 0 {
+		t.Fatalf("reference: %s", stderr)
+	}
+	var r struct {
+		Rows [][]any `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(ref), &r); err != nil || len(r.Rows) != 1 {
+		t.Fatalf("reference %s: %v", ref, err)
+	}
+	age := fmt.Sprint(r.Rows[0][0])
+	if _, stderr, code := run(t, ws, "sources", "set", "pg", "--access", "aggregate-only"); code != 0 {
+		t.Fatalf("sources set: %s", stderr)
+	}
+	q := "SELECT count(*) FROM patients WHERE subject_id = (SELECT min(subject_id) FROM patients) AND (anchor_age::text || 'y')::int = 0"
+	_, stderr, code = run(t, ws, "sql", "--db", "pg", "--json", q)
+	if code == 0 {
+		t.Fatal("the failing cast ran")
+	}
+	if strings.Contains(stderr, `"`+age+`y"`) || strings.Contains(stderr, age+"y") {
+		t.Errorf("the error shows the patient's age %s: %s", age, stderr)
 	}
 }

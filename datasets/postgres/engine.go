@@ -636,7 +636,7 @@ func (e *Engine) translate(ctx context.Context, text string, err error) error {
 	case "55P03": // lock_not_available
 		return &datasets.QueryError{Message: "a table the query reads is locked by another session (" + pe.Message + "); try again later"}
 	}
-	return &datasets.QueryError{Message: formatPgError(pe, text)}
+	return &datasets.QueryError{Message: formatPgError(pe, text), State: pe.Code}
 }
 
 // formatPgError renders a server error as psql does: the message, the
