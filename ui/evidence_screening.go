@@ -59,6 +59,7 @@ type screeningView struct {
 	ranking   *evidence.Ranking
 	rankBusy  bool
 	rankAgain bool
+	rankGen   int // counts the project states shown: a ranking of an older one is not applied
 }
 
 func newScreeningView(s *EvidenceScreen) *screeningView {
@@ -166,6 +167,10 @@ func (v *screeningView) show(p *evidence.Project) {
 	if v.selected != "" && !p.IsCandidate(v.selected) {
 		v.selected = ""
 	}
+	// A project opened or changed by a step: its order (the chat model's
+	// screening) until the learner's ranking of it arrives.
+	v.rows, v.ranking = p.Candidates(), nil
+	v.rankGen++
 	v.showTable(p)
 	v.showPRISMA(p)
 }
@@ -653,12 +658,17 @@ func (v *screeningView) requestRank() {
 		return
 	}
 	v.rankBusy = true
+	gen := v.rankGen
 	go func() {
 		rk, err := r.Rank(v.s.ctx)
 		fyne.Do(func() {
 			v.rankBusy = false
 			if r != v.s.review {
 				v.rankAgain = false
+				return
+			}
+			if gen != v.rankGen {
+				v.requestRank() // ranked an older state of the project
 				return
 			}
 			if err != nil {
