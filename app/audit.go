@@ -29,6 +29,9 @@ type AuditService interface {
 	Export(ctx context.Context, path string) (export.Summary, error)
 	// Path is the audit trail's file.
 	Path() string
+	// Reseal keeps a broken trail aside and starts a new chain whose first
+	// record names it, the problem and the reason given (audit.Log.Reseal).
+	Reseal(ctx context.Context, reason string) (audit.Record, error)
 }
 
 var _ AuditService = (*Audit)(nil)
@@ -124,6 +127,19 @@ func (a *Audit) Verify(ctx context.Context) (audit.Report, error) {
 
 // Path is the audit trail's file.
 func (a *Audit) Path() string { return a.ws.trail.Path() }
+
+// Reseal keeps a broken trail aside and starts a new chain (see
+// audit.Log.Reseal), so that actions can be recorded, and so done, again.
+func (a *Audit) Reseal(ctx context.Context, reason string) (audit.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return audit.Record{}, err
+	}
+	rec, err := a.ws.trail.Reseal(reason, a.ws.auditContext(a.ws.Config()))
+	if err != nil {
+		return rec, fmt.Errorf("reseal the audit trail: %w", err)
+	}
+	return rec, nil
+}
 
 // auditColumns are the columns of the exported trail.
 var auditColumns = []string{"Seq", "Time (UTC)", "Action", "Data source", "User", "Computer", "Clinsight version", "Model host", "Model TLS", "Rows may go to the model", "Details", "Previous record SHA-256"}

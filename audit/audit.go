@@ -66,6 +66,7 @@ const (
 	ActionImport    = "import"
 	ActionSettings  = "settings change"
 	ActionSource    = "source change"
+	ActionResealed  = "trail resealed"
 )
 
 // Event is what a caller records: the action, the data source it concerns
@@ -464,4 +465,52 @@ func (l *Log) Records(since time.Time, max int) ([]Record, error) {
 		out = out[len(out)-max:]
 	}
 	return out, nil
+}
+
+// Reseal starts a new chain after the trail was found broken (edited,
+// cut short by a crash between the record and its head, deleted), so that
+// Clinsight can record again: the broken trail and head are kept beside it
+// unchanged (audit.jsonl.broken-TIMESTAMP, audit.head.broken-TIMESTAMP),
+// and the new chain's first record names them, their SHA-256, the problem
+// found and the reason given. An intact trail is not resealed.
+func (l *Log) Reseal(reason string, c Context) (Record, error) {
+	if strings.TrimSpace(reason) == "" {
+		return Record{}, errors.New("give the reason for resealing the audit trail (who checked it, and why)")
+	}
+	lock := flock.New(filepath.Join(l.dir, lockFile))
+	if err := lock.Lock(); err != nil {
+		return Record{}, fmt.Errorf("lock the audit trail: %w", err)
+	}
+	rep, err := l.Verify()
+	if err != nil {
+		lock.Unlock()
+		return Record{}, err
+	}
+	if rep.OK() {
+		lock.Unlock()
+		return Record{}, errors.New("the audit trail is intact: there is nothing to reseal")
+	}
+	details := map[string]any{"problem": rep.Problem.String(), "reason": reason, "records_read": rep.Records}
+	now := l.now()
+	for key, name := range map[string]string{"previous_trail": LogFile, "previous_head": HeadFile} {
+		path := filepath.Join(l.dir, name)
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			lock.Unlock()
+			return Record{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		kept, err := atomicfile.MoveAside(path, atomicfile.Stamped(path, "broken", now))
+		if err != nil {
+			lock.Unlock()
+			return Record{}, fmt.Errorf("keep the broken %s aside: %w", name, err)
+		}
+		sum := sha256.Sum256(b)
+		details[key] = kept
+		details[key+"_sha256"] = hex.EncodeToString(sum[:])
+	}
+	lock.Unlock()
+	return l.Append(Event{Action: ActionResealed, Details: details}, c)
 }

@@ -234,3 +234,41 @@ func TestNothingIsWrittenAfterClose(t *testing.T) {
 		t.Error("the trail changed after Close")
 	}
 }
+
+func TestResealStartsANewChainAndKeepsTheBrokenOne(t *testing.T) {
+	l := writeTrail(t, 3)
+	if _, err := l.Reseal("checked", Context{}); err == nil {
+		t.Fatal("an intact trail was resealed")
+	}
+	// A crash between a record and its head: the head is one record behind.
+	b, _ := os.ReadFile(l.Path())
+	extra := []byte(`{"seq":4,"action":"sql","prev":"x"}` + "\n")
+	if err := os.WriteFile(l.Path(), append(b, extra...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	broken, _ := os.ReadFile(l.Path())
+	if _, err := l.Append(Event{Action: ActionSQL}, Context{}); err == nil {
+		t.Fatal("appended to a broken trail")
+	}
+	if _, err := l.Reseal("", Context{}); err == nil {
+		t.Fatal("resealed without a reason")
+	}
+	rec, err := l.Reseal("ana checked the crash of 26 November", Context{User: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Seq != 1 || rec.Action != ActionResealed || rec.Details["reason"] != "ana checked the crash of 26 November" || rec.Details["problem"] == "" {
+		t.Fatalf("reseal record = %+v", rec)
+	}
+	kept, _ := rec.Details["previous_trail"].(string)
+	if got, err := os.ReadFile(kept); err != nil || !bytes.Equal(got, broken) {
+		t.Fatalf("the broken trail was not kept as it was (%s): %v", kept, err)
+	}
+	if _, err := l.Append(Event{Action: ActionSQL}, Context{}); err != nil {
+		t.Fatalf("append after the reseal: %v", err)
+	}
+	rep, err := l.Verify()
+	if err != nil || !rep.OK() || rep.Records != 2 {
+		t.Fatalf("Verify after the reseal = %+v, %v", rep, err)
+	}
+}

@@ -185,7 +185,7 @@ func (s *AuditScreen) Verify() {
 			case rep.OK():
 				s.check.SetText(fmt.Sprintf("Intact: %d records, every fingerprint matches.", rep.Records))
 			default:
-				s.check.SetText(fmt.Sprintf("The audit trail has been altered at %s. Keep a copy and tell your data steward.", rep.Problem))
+				s.check.SetText(fmt.Sprintf("The audit trail has been altered at %s. Nothing more can be recorded, or exported, until your data steward has examined it and resealed it.", rep.Problem))
 			}
 		})
 	}()

@@ -22,7 +22,7 @@ recorded in the workspace's audit trail (audit.jsonl), one hash-chained record
 per line: each record holds the SHA-256 of the one before, so an edited, deleted
 or reordered record is detected by 'clinsight audit verify'.`,
 	}
-	cmd.AddCommand(newAuditVerifyCmd(f), newAuditShowCmd(f), newAuditExportCmd(f))
+	cmd.AddCommand(newAuditVerifyCmd(f), newAuditShowCmd(f), newAuditExportCmd(f), newAuditResealCmd(f))
 	return cmd
 }
 
@@ -139,5 +139,37 @@ func newAuditExportCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&xlsx, "xlsx", "", "the workbook to write")
+	return cmd
+}
+
+func newAuditResealCmd(f *Factory) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   `reseal --reason "who checked what"`,
+		Short: "After a broken trail was examined: keep it aside and start a new chain that names it",
+		Long: `When 'audit verify' fails (a record edited or deleted, or Clinsight killed
+between writing a record and its head), Clinsight records nothing more, and so
+exports nothing more, until the trail is resealed. Resealing keeps the broken
+trail and head beside the new one unchanged (audit.jsonl.broken-TIMESTAMP) and
+starts a new chain whose first record names them, their SHA-256, the problem
+found and the reason given. An intact trail is not resealed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return errors.New(`give the reason with --reason "…" (who examined the broken trail, and what they found)`)
+			}
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			rec, err := ws.Audit().Reseal(cmd.Context(), reason)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Out, "audit trail resealed: the broken trail is kept as %v; the new chain starts with record %d\n", rec.Details["previous_trail"], rec.Seq)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "who examined the broken trail, and what they found (recorded)")
 	return cmd
 }
