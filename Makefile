@@ -98,7 +98,7 @@ screenshot: build
 	@dpkg -s $(SHOT_PKGS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(SHOT_PKGS); }
 	$(BIN) --workspace "$(DEMO_WS)" demo init --if-missing
 	scripts/screenshot.sh $(BIN) "$(DEMO_WS)" docs/screenshots $(SCREENS)
-	CLINSIGHT_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots CGO_ENABLED=0 $(GO) test -tags ci -count=1 -run TestScreenshotsOfDialogs ./ui/
+	CLINSIGHT_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots CGO_ENABLED=0 $(GO) test -tags ci -count=1 -run 'TestScreenshotsOfDialogs|TestScreenshotScreeningStep' ./ui/
 
 ## bench: the Go benchmarks with their figures (long: generates multi-million-row files)
 bench:
