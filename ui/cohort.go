@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -20,6 +19,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/durfmt"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
@@ -449,7 +449,7 @@ func (s *CohortScreen) showAnswer(ans *cohort.Answer, err error) {
 		s.status.SetText("Stopped: " + ans.Message)
 	default:
 		s.status.SetText(fmt.Sprintf("%s · %d attempt(s) · %d model calls · %d tokens · %s",
-			ans.Status, len(ans.Attempts), ans.Calls(), ans.Usage.Tokens(), ans.Elapsed.Round(time.Millisecond)))
+			ans.Status, len(ans.Attempts), ans.Calls(), ans.Usage.Tokens(), durfmt.Human(ans.Elapsed)))
 	}
 }
 
@@ -510,7 +510,7 @@ func attemptText(a cohort.Attempt) string {
 	if notes := a.Notes(); notes != "" { // value grounding (issue 19 item 4)
 		sql += " — " + strings.ReplaceAll(notes, "\n", "; ")
 	}
-	return fmt.Sprintf("%d. %s · %s · %s · %s — %s", a.Number, a.Source, a.Stage, outcome, a.Duration.Round(time.Millisecond), sql)
+	return fmt.Sprintf("%d. %s · %s · %s · %s — %s", a.Number, a.Source, a.Stage, outcome, durfmt.Human(a.Duration), sql)
 }
 
 // setChart draws a bar chart of a small grouped count, or says why there

@@ -18,6 +18,7 @@ import (
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/durfmt"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
@@ -290,7 +291,7 @@ func (s *DataScreen) RunSQL(query string) {
 
 // resultSummary describes a result: rows, time and the truncation notice.
 func resultSummary(res *datasets.Result) string {
-	msg := fmt.Sprintf("%s rows · %s", formatCount(int64(len(res.Rows))), res.Elapsed.Round(time.Millisecond))
+	msg := fmt.Sprintf("%s rows · %s", formatCount(int64(len(res.Rows))), durfmt.Human(res.Elapsed))
 	if cells := disclosure.Cells(res); len(cells) > 0 { // an aggregate-only source's small cells
 		msg += fmt.Sprintf(" · %d cells shown as %v (small-cell suppression)", len(cells), res.Rows[cells[0].Row][cells[0].Col])
 	}

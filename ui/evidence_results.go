@@ -303,7 +303,7 @@ func (v *resultsView) showEditGroupDialog() {
 			rl = evidence.Roles[i]
 		}
 		if err := v.EditGroup(gr.StudyID, gr.Group, rl, vals); err != nil {
-			dialog.ShowError(err, v.s.window)
+			showError(v.s.window, err)
 		}
 	}, v.s.window)
 	d.Resize(fyne.NewSize(420, 360))

@@ -289,7 +289,7 @@ func (s *EvidenceScreen) showNewDialog() {
 func (s *EvidenceScreen) NewProject(name, source string, q evidence.PICO) {
 	r, err := s.svc.Create(name, source, q)
 	if err != nil {
-		dialog.ShowError(err, s.window)
+		showError(s.window, err)
 		return
 	}
 	s.clearNotice()

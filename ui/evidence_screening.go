@@ -496,7 +496,7 @@ func (v *screeningView) Decide(id string, include bool, reason string) {
 		return
 	}
 	if err := v.s.review.Decide(id, include, reason); err != nil {
-		dialog.ShowError(err, v.s.window)
+		showError(v.s.window, err)
 		return
 	}
 	v.s.changed()
@@ -754,7 +754,7 @@ func (v *screeningView) DrawSample() {
 		return
 	}
 	if err := v.s.review.DrawRecallSample(n); err != nil {
-		dialog.ShowError(err, v.s.window)
+		showError(v.s.window, err)
 		return
 	}
 	v.s.changed()

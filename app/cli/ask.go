@@ -7,12 +7,12 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
+	"github.com/clinsight/clinsight/internal/durfmt"
 )
 
 // askRows is how many result rows "ask" prints as text.
@@ -143,7 +143,7 @@ func writeAnswerText(w io.Writer, ans *cohort.Answer, streamed bool) {
 			if a.Error != "" {
 				outcome = a.Error
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", a.Number, a.Source, a.Stage, outcome, a.Duration.Round(time.Millisecond))
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", a.Number, a.Source, a.Stage, outcome, durfmt.Human(a.Duration))
 		}
 		tw.Flush()
 	}
@@ -170,7 +170,7 @@ func writeAnswerText(w io.Writer, ans *cohort.Answer, streamed bool) {
 			fmt.Fprintln(w, n)
 		}
 	}
-	fmt.Fprintf(w, "\n%s · %d model calls · %d tokens · %s\n", ans.Status, ans.Calls(), ans.Usage.Tokens(), ans.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "\n%s · %d model calls · %d tokens · %s\n", ans.Status, ans.Calls(), ans.Usage.Tokens(), durfmt.Human(ans.Elapsed))
 }
 
 // askJSON is the --json shape of an answer.

@@ -16,6 +16,7 @@ import (
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/durfmt"
 )
 
 func newSQLCmd(f *Factory) *cobra.Command {
@@ -73,7 +74,7 @@ write, change the schema, attach files or run several statements is refused.`,
 			if res.Truncated && res.TruncatedBy == datasets.CapRows {
 				note = " (truncated: more rows exist; raise --max-rows or narrow the query)"
 			}
-			fmt.Fprintf(f.Err, "%d rows in %s%s\n", len(res.Rows), res.Elapsed.Round(time.Millisecond), note)
+			fmt.Fprintf(f.Err, "%d rows in %s%s\n", len(res.Rows), durfmt.Human(res.Elapsed), note)
 			if n := res.Notice(); n != "" {
 				fmt.Fprintln(f.Err, n)
 			}
