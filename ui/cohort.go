@@ -52,10 +52,13 @@ type CohortScreen struct {
 	sqlEntry   *widget.Entry
 	runBtn     *widget.Button
 	exportBtn  *widget.Button
-	result     *resultTable
-	chart      *fyne.Container
-	tabs       *container.AppTabs
-	content    fyne.CanvasObject
+	// exportExact exports an aggregate's exact values (row-level sources
+	// only, recorded in the audit trail); else small cells read <k.
+	exportExact *widget.Check
+	result      *resultTable
+	chart       *fyne.Container
+	tabs        *container.AppTabs
+	content     fyne.CanvasObject
 
 	// Owned by the UI goroutine.
 	sources   []app.Source
@@ -144,6 +147,7 @@ func NewCohortScreen(ctx context.Context, cohorts app.CohortService, w fyne.Wind
 	s.runBtn = widget.NewButtonWithIcon("Run SQL", theme.MediaPlayIcon(), func() { s.RunSQL(s.sqlEntry.Text) })
 	s.exportBtn = widget.NewButtonWithIcon("Export cohort…", theme.DocumentSaveIcon(), s.chooseExport)
 	s.exportBtn.Disable()
+	s.exportExact = widget.NewCheck("Exact counts", nil)
 
 	s.result = newResultTable()
 	s.chart = container.NewVBox(widget.NewLabel("A chart appears when the result is a small grouped count."))
@@ -163,7 +167,7 @@ func NewCohortScreen(ctx context.Context, cohorts app.CohortService, w fyne.Wind
 		s.status,
 	)
 	answerCard := widget.NewCard("Answer", "", container.NewVScroll(s.answer))
-	sqlBox := container.NewBorder(bold("SQL"), container.NewHBox(s.runBtn, s.exportBtn), nil, nil, s.sqlEntry)
+	sqlBox := container.NewBorder(bold("SQL"), container.NewVBox(container.NewHBox(s.runBtn, s.exportBtn), s.exportExact), nil, nil, s.sqlEntry)
 	left := container.NewVSplit(answerCard, sqlBox)
 	left.Offset = 0.55
 	split := container.NewHSplit(left, s.tabs)
@@ -604,7 +608,10 @@ func (s *CohortScreen) runSQL(p app.CohortSession, query string) {
 
 // ExportCohort writes the last result with its attempts, retrieval and
 // provenance to an Excel workbook at path, with progress and Cancel.
-func (s *CohortScreen) ExportCohort(path string) { s.exportCohort(path, app.ExportOptions{}) }
+// Small cells read <k unless "Exact counts" is ticked (row-level sources).
+func (s *CohortScreen) ExportCohort(path string) {
+	s.exportCohort(path, app.ExportOptions{Exact: s.exportExact.Checked})
+}
 
 // exportCohort exports under the source's disclosure policy: a
 // patient-level cohort after the user confirms it (export_confirm.go).
@@ -625,7 +632,7 @@ func (s *CohortScreen) exportCohort(path string, opts app.ExportOptions) {
 	}, func(err error) {
 		if pl := patientLevelOf(err); pl != nil && !opts.PatientLevel {
 			confirmPatientLevel(s.window, pl, func(shift bool) {
-				s.exportCohort(path, app.ExportOptions{PatientLevel: true, ShiftDates: shift})
+				s.exportCohort(path, app.ExportOptions{PatientLevel: true, ShiftDates: shift, Exact: opts.Exact})
 			})
 			return
 		}

@@ -150,3 +150,52 @@ func TestCohortScreenCancel(t *testing.T) {
 		}
 	})
 }
+
+// TestCohortScreenExportsExactCountsOnlyWhenTicked runs a small count from
+// the SQL box (no model) and exports it twice: suppressed by default, exact
+// with "Exact counts" ticked on a row-level source.
+func TestCohortScreenExportsExactCountsOnlyWhenTicked(t *testing.T) {
+	ws := newEmptyWorkspace(t)
+	opts := demo.DefaultOptions()
+	opts.Patients = 30
+	if _, err := ws.InitDemo(context.Background(), opts, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = "http://127.0.0.1:1" }); err != nil {
+		t.Fatal(err)
+	}
+	s := newTestMainWindow(t, ws).Cohort
+	waitUntil(t, "the demo source", func() bool { return s.source == "demo" })
+	onUI(t, func(testing.TB) {
+		s.RunSQL("SELECT count(*) AS n FROM patients WHERE subject_id IN (SELECT subject_id FROM patients ORDER BY subject_id LIMIT 3)")
+	})
+	waitUntil(t, "the count", func() bool { return strings.HasPrefix(s.status.Text, "1 rows · ") })
+	cell := func(path string) string {
+		t.Helper()
+		wb, err := excelize.OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wb.Close()
+		rows, _ := wb.GetRows("Cohort")
+		if len(rows) != 2 {
+			t.Fatalf("Cohort sheet = %v", rows)
+		}
+		return rows[1][0]
+	}
+	suppressed := filepath.Join(t.TempDir(), "suppressed.xlsx")
+	onUI(t, func(testing.TB) { s.ExportCohort(suppressed) })
+	waitUntil(t, "the first export", func() bool { return strings.HasPrefix(s.status.Text, "Exported 1 rows to "+suppressed) })
+	if got := cell(suppressed); got != "<11" {
+		t.Errorf("default export cell = %q, want <11", got)
+	}
+	exact := filepath.Join(t.TempDir(), "exact.xlsx")
+	onUI(t, func(testing.TB) {
+		s.exportExact.SetChecked(true)
+		s.ExportCohort(exact)
+	})
+	waitUntil(t, "the exact export", func() bool { return strings.HasPrefix(s.status.Text, "Exported 1 rows to "+exact) })
+	if got := cell(exact); got != "3" {
+		t.Errorf("exact export cell = %q, want 3", got)
+	}
+}
