@@ -113,12 +113,3 @@ func (d *Data) recordQuery(ctx context.Context, src Source, query string, res Di
 	suppressionDetails(det, res.Report)
 	return d.ws.Record(context.WithoutCancel(ctx), audit.Event{Action: audit.ActionSQL, Source: src.Name, Details: det})
 }
-
-// minPersons is the minimum cell size under which an aggregate-only
-// source's concept-set person counts are hidden; 0 for a row-level source.
-func (ws *Workspace) minPersons(src Source) int {
-	if pol := ws.Data().Policy(src); pol.AggregateOnly() {
-		return pol.K()
-	}
-	return 0
-}

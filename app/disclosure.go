@@ -25,6 +25,15 @@ func (d *Data) Policy(src Source) disclosure.Policy {
 	return disclosure.Policy{Access: disclosure.Access(src.Access), MinCell: src.MinCell}.Normalized()
 }
 
+// minPersons is the minimum cell size under which an aggregate-only
+// source's concept-set person counts are hidden; 0 for a row-level source.
+func (ws *Workspace) minPersons(src Source) int {
+	if pol := ws.Data().Policy(src); pol.AggregateOnly() {
+		return pol.K()
+	}
+	return 0
+}
+
 // SetPolicy changes the disclosure policy of a registered source (saved in
 // the workspace settings, recorded as a settings change).
 func (d *Data) SetPolicy(name string, p disclosure.Policy) error {

@@ -73,7 +73,7 @@ func (d *Data) SearchConcepts(ctx context.Context, src Source, text, domain stri
 		if out[i].Persons, err = r.Persons(ctx, c.Domain, []int64{c.ID}); err != nil {
 			return nil, err
 		}
-		if k > 0 && out[i].Persons > 0 && out[i].Persons < int64(k) {
+		if omop.SmallCount(out[i].Persons, k) {
 			out[i].Persons, out[i].PersonsUnder = -1, k
 		}
 	}

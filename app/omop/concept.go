@@ -190,9 +190,13 @@ func HideSmallPersons(sets []ConceptSet, k int) {
 	}
 	for i := range sets {
 		s := &sets[i]
-		small := func(n int64) bool { return n > 0 && n < int64(k) }
-		if small(s.Persons) || small(s.PersonsDirect) {
+		if SmallCount(s.Persons, k) || SmallCount(s.PersonsDirect, k) {
 			s.Persons, s.PersonsDirect, s.PersonsUnder = -1, -1, k
 		}
 	}
 }
+
+// SmallCount reports whether a person count n is one small-cell
+// suppression hides under a minimum cell size k: some persons, fewer than
+// k (k ≤ 0 hides nothing).
+func SmallCount(n int64, k int) bool { return k > 0 && n > 0 && n < int64(k) }
