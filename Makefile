@@ -3,6 +3,9 @@
 
 GO          ?= go
 BIN         ?= ./clinsight
+# The desktop app; $(BIN) is the command-line build (no Fyne, quick to start),
+# which hands over to the desktop app beside it when run without a subcommand.
+GUI_BIN     ?= ./clinsight-gui
 DEMO_WS     ?= $(CURDIR)/demo-workspace
 GOBIN       := $(shell $(GO) env GOPATH 2>/dev/null)/bin
 STATICCHECK := $(GOBIN)/staticcheck
@@ -26,10 +29,12 @@ run: build
 	$(BIN) --workspace "$(DEMO_WS)" demo init --if-missing
 	$(BIN) --workspace "$(DEMO_WS)"
 
-## build: the desktop app with cgo (needs the OpenGL/X11 headers)
+## build: the desktop app with cgo (needs the OpenGL/X11 headers) as $(GUI_BIN), and the
+## command-line build without Fyne as $(BIN), which opens $(GUI_BIN) when run without a subcommand
 build: deps-build
-	@[ -x $(BIN) ] || echo "compiling Clinsight: about 9 minutes the first time on 2 cores (Fyne and SQLite are large); later builds take seconds"
-	CGO_ENABLED=1 $(GO) build -o $(BIN) .
+	@[ -x $(GUI_BIN) ] || echo "compiling Clinsight: about 9 minutes the first time on 2 cores (Fyne and SQLite are large); later builds take seconds"
+	CGO_ENABLED=1 $(GO) build -o $(GUI_BIN) .
+	CGO_ENABLED=0 $(GO) build -tags nogui -o $(BIN) .
 
 ## ollama: build Ollama 0.17.4 from the Go module proxy if needed (10-15 minutes the first time), then run it
 ## on 127.0.0.1:$(OLLAMA_PORT) with its models in $(OLLAMA_MODELS_DIR) (Ctrl-C stops it); see README "Getting a model"
@@ -69,6 +74,7 @@ fmt-check:
 
 vet:
 	CGO_ENABLED=0 $(GO) vet -tags ci,integration ./...
+	CGO_ENABLED=0 $(GO) vet -tags ci,nogui .
 
 staticcheck:
 	CGO_ENABLED=0 $(STATICCHECK) -tags ci,integration ./...
@@ -83,6 +89,7 @@ TESTENV   := env -u OLLAMA_HOST
 unit:
 	$(TESTENV) CGO_ENABLED=0 $(GO) test -tags ci -timeout 25m $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(RACE_PKGS))")
 	$(TESTENV) CGO_ENABLED=1 $(GO) test -race -tags ci -timeout 30m $(RACE_PKGS)
+	$(TESTENV) CGO_ENABLED=0 $(GO) test -tags ci,nogui .
 
 ## integration: builds the Ollama server from the Go module proxy into ~/.cache/clinsight
 ## (about 15 minutes the first time, reused afterwards), then runs the real-server tests
@@ -92,12 +99,13 @@ integration:
 
 cgo-build:
 	CGO_ENABLED=1 $(GO) build -o /dev/null .
+	CGO_ENABLED=0 $(GO) build -tags nogui -o /dev/null .
 
 ## screenshot: the real app under Xvfb on the demo workspace, a PNG per screen in docs/screenshots/
 screenshot: build
 	@dpkg -s $(SHOT_PKGS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(SHOT_PKGS); }
 	$(BIN) --workspace "$(DEMO_WS)" demo init --if-missing
-	scripts/screenshot.sh $(BIN) "$(DEMO_WS)" docs/screenshots $(SCREENS)
+	scripts/screenshot.sh $(GUI_BIN) "$(DEMO_WS)" docs/screenshots $(SCREENS)
 	CLINSIGHT_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots CGO_ENABLED=0 $(GO) test -tags ci -count=1 -run 'TestScreenshotsOfDialogs|TestScreenshotScreeningStep' ./ui/
 
 ## bench: the Go benchmarks with their figures (long: generates multi-million-row files)
@@ -105,4 +113,4 @@ bench:
 	CGO_ENABLED=0 $(GO) test -tags ci -run '^$$' -bench . -benchtime 1x ./datasets/ ./export/ ./datasets/demo/ ./app/evidence/
 
 clean:
-	rm -f $(BIN)
+	rm -f $(BIN) $(GUI_BIN)

@@ -4,11 +4,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 
 	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/app/cli"
 )
 
 // restoreLocale does nothing: without Fyne, nothing hid the locale.
@@ -28,6 +30,11 @@ func runGUI(ctx context.Context, ws *app.Workspace, screen string) error {
 	cmd := exec.CommandContext(ctx, path, guiArgs(ws.Dir(), screen)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() > 0 {
+			// The desktop app said what went wrong on the same terminal.
+			return &cli.ReportedError{Code: exit.ExitCode()}
+		}
 		return fmt.Errorf("desktop app %s: %w", path, err)
 	}
 	return nil

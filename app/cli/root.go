@@ -146,11 +146,22 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
+		var reported *ReportedError
+		if errors.As(err, &reported) {
+			return reported.Code
+		}
 		fmt.Fprintln(f.Err, "clinsight:", oneLine(err)+cliHint(err))
 		return 1
 	}
 	return 0
 }
+
+// ReportedError is a failure already reported to the user (by the desktop
+// app's process, which the command-line build hands over to): Run prints
+// nothing more and exits with Code.
+type ReportedError struct{ Code int }
+
+func (e *ReportedError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // oneLine flattens an error message onto a single line.
 func oneLine(err error) string {
