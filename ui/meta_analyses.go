@@ -2,10 +2,8 @@ package ui
 
 import (
 	"bytes"
-	"fmt"
 	"image"
 	"image/png"
-	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -162,17 +160,11 @@ func drawMetaFigures(rep meta.Report, contours bool) metaFigures {
 }
 
 // zeroCells applies the zero-cell choices to opts: the value added (empty
-// keeps metafor's 1/2), the studies it is added to and drop00.
+// keeps metafor's 1/2; see meta.Options.SetAdd), the studies it is added
+// to and drop00.
 func (f *metaAnalysesForm) zeroCells(opts *meta.Options) error {
-	if t := strings.TrimSpace(f.add.Text); t != "" {
-		v, err := strconv.ParseFloat(t, 64)
-		if err != nil || v < 0 {
-			return &meta.Error{Code: meta.EINVALID, Message: fmt.Sprintf("the value added to zero cells must be a number of 0 or more, not %q", t)}
-		}
-		opts.Add = v
-		if v == 0 {
-			opts.To = meta.None // adding 0 is no correction
-		}
+	if err := opts.SetAdd(f.add.Text); err != nil {
+		return err
 	}
 	if i := f.to.SelectedIndex(); i >= 0 && opts.To == "" {
 		opts.To = zeroCellRules[i]

@@ -23,7 +23,8 @@ type metaFlags struct {
 	measure, model, test       string
 	hk, peto, skipMissing      bool
 	json                       bool
-	level, add                 float64
+	level                      float64
+	add                        string
 	to                         string
 	drop00                     bool
 	plot, xlsx, funnel, bubble string
@@ -104,7 +105,7 @@ on the log scale for OR and RR as rma prints them, plus "subgroups",
 	fs.StringVar(&fl.test, "test", "", "z or knha (knha is the same as --hk)")
 	fs.BoolVar(&fl.peto, "peto", false, "Peto's odds ratio (the same as --model PETO --measure OR)")
 	fs.Float64Var(&fl.level, "level", 95, "confidence level in percent")
-	fs.Float64Var(&fl.add, "add", 0, "value added to the cells of zero-cell studies (metafor's add; default 1/2)")
+	fs.StringVar(&fl.add, "add", "", "value added to the cells of zero-cell studies (metafor's add; default 1/2; 0 means no correction)")
 	fs.StringVar(&fl.to, "to", "", "which studies get --add: only0 (default), all, if0all or none (metafor's to)")
 	fs.BoolVar(&fl.drop00, "drop00", false, "drop studies with no events (or only events) in both groups, as metafor's drop00=TRUE")
 	fs.BoolVar(&fl.skipMissing, "skip-missing", false, "omit studies with missing (empty or NA) values, as metafor's na.omit, instead of failing")
@@ -144,7 +145,10 @@ func metaOptions(fl metaFlags) (meta.Options, meta.Plan, error) {
 	if err != nil {
 		return meta.Options{}, meta.Plan{}, err
 	}
-	opts := meta.Options{Measure: measure, Method: method, Level: fl.level, Add: fl.add, To: meta.ZeroCells(strings.ToLower(fl.to)), Drop00: fl.drop00}
+	opts := meta.Options{Measure: measure, Method: method, Level: fl.level, To: meta.ZeroCells(strings.ToLower(fl.to)), Drop00: fl.drop00}
+	if err := opts.SetAdd(fl.add); err != nil {
+		return meta.Options{}, meta.Plan{}, err
+	}
 	switch strings.ToLower(fl.test) {
 	case "", "z":
 	case "knha", "hk", "t":

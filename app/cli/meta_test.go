@@ -318,3 +318,32 @@ func TestMetaCLIPlotAndWorkbook(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaCLIAddZeroIsNoCorrection: --add 0 switches the zero-cell
+// correction off, as add=0 does in metafor and in the desktop app; it used
+// to be read as "not given" and added 1/2.
+func TestMetaCLIAddZeroIsNoCorrection(t *testing.T) {
+	data := writeFile(t, "zero.csv", "study,ai,n1i,ci,n2i\na,0,10,3,10\nb,2,10,4,10\nc,1,12,5,11\n")
+	k := func(args ...string) string {
+		out, stderr, code := runMetaCLI(t, append([]string{"--data", data, "--cols", "ai,n1i,ci,n2i", "--measure", "OR", "--model", "EE"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if i := strings.Index(line, "k = "); i >= 0 {
+				return strings.Fields(line[i+4:])[0]
+			}
+		}
+		t.Fatalf("%v: no k in\n%s", args, out)
+		return ""
+	}
+	if got := k(); got != "3" {
+		t.Errorf("default (1/2 added): k = %s, want 3", got)
+	}
+	if got := k("--add", "0"); got != "2" {
+		t.Errorf("--add 0: k = %s, want 2 (the zero-cell study has no log odds ratio)", got)
+	}
+	if _, stderr, code := runMetaCLI(t, "--data", data, "--cols", "ai,n1i,ci,n2i", "--measure", "OR", "--add", "-1"); code == 0 || !strings.Contains(stderr, "0 or more") {
+		t.Errorf("--add -1: exit %d, %s", code, stderr)
+	}
+}

@@ -3,6 +3,7 @@ package meta
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -467,6 +468,26 @@ type Options struct {
 	InputLevel float64
 	// Control tunes the REML algorithm.
 	Control Control
+}
+
+// SetAdd sets the value added to the cells of zero-cell studies from what
+// a person typed: empty keeps the default (1/2; none for PFT); otherwise a
+// number of 0 or more, where 0 means no correction at all (To becomes
+// None), as metafor's add=0. Both front ends read the value through it.
+func (o *Options) SetAdd(text string) error {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return nil
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return errorf(EINVALID, "the value added to zero cells must be a number of 0 or more, not %q", t)
+	}
+	o.Add = v
+	if v == 0 {
+		o.To = None
+	}
+	return nil
 }
 
 // withDefaults returns the options with metafor's defaults filled in.
