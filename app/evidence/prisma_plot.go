@@ -112,7 +112,12 @@ type prismaLayout struct {
 // reasons the rest are summed on one line), records screened but awaiting
 // a decision (when there are any) and studies included. The image is
 // 1,080 pixels wide, on a white background; its height grows with the
-// exclusion reasons, which wrap within their box.
+// exclusion reasons, which wrap within their box. With the full-text
+// stage (c.FullTextStage) the records included at title and abstract lead
+// to the reports sought for retrieval, not retrieved, assessed for
+// eligibility, excluded with their reasons and awaiting assessment, as in
+// the PRISMA 2020 template; the stopping rule the screening used
+// (c.StoppingBrief) is noted under the diagram.
 func WritePRISMADiagram(w io.Writer, c PRISMACounts) error {
 	lay := newPRISMALayout(c)
 	cv := vgimg.NewWith(vgimg.UseWH(lay.W, lay.H), vgimg.UseDPI(prismaDPI), vgimg.UseBackgroundColor(color.White))
@@ -317,14 +322,21 @@ func newPRISMALayout(c PRISMACounts) *prismaLayout {
 		})
 	scBottom := max(screened.bottom(), excluded.bottom())
 	if c.Undecided != 0 {
-		un := box(xRight, scBottom+prismaBoxGap, rightW,
-			prismaPara{text: "Records screened, awaiting a decision " + prismaCount(c.Undecided)})
+		text := "Records screened, awaiting a decision " + prismaCount(c.Undecided)
+		if c.Conflicts != 0 {
+			text += "; conflicts between reviewers " + prismaCount(c.Conflicts)
+		}
+		un := box(xRight, scBottom+prismaBoxGap, rightW, prismaPara{text: text})
 		l.Boxes = append(l.Boxes, un)
 		l.Arrows = append(l.Arrows, prismaArrow{
 			From: vg.Point{X: screened.centerX(), Y: un.centerY()},
 			To:   vg.Point{X: un.X, Y: un.centerY()},
 		})
 		scBottom = un.bottom()
+	}
+	last := screened // the box the arrow to the studies included leaves
+	if c.FullTextStage {
+		last, scBottom = l.fullTextBoxes(c, box, row, &screened, scBottom, xLeft, xRight, rightW)
 	}
 	y = top
 	stage("Screening", y, scBottom)
@@ -337,12 +349,67 @@ func newPRISMALayout(c PRISMACounts) *prismaLayout {
 	included.H = max(included.H, stageMin("Included"))
 	l.Boxes = append(l.Boxes, included)
 	l.Arrows = append(l.Arrows, prismaArrow{
-		From: vg.Point{X: screened.centerX(), Y: screened.bottom()},
+		From: vg.Point{X: last.centerX(), Y: last.bottom()},
 		To:   vg.Point{X: included.centerX(), Y: included.Y},
 	})
 	stage("Included", y, included.bottom())
 	l.H = included.bottom() + ext + prismaMargin
+	if c.StoppingBrief != "" {
+		// The stopping rule the screening used, under the diagram.
+		note := box(xLeft, included.bottom()+prismaBoxGap, l.W-prismaMargin-xLeft,
+			prismaPara{text: "Stopping rule: " + c.StoppingBrief})
+		l.Boxes = append(l.Boxes, note)
+		l.H = note.bottom() + prismaMargin
+	}
 	return l
+}
+
+// fullTextBoxes lays out the full-text stage under the records screened:
+// reports sought for retrieval and not retrieved, reports assessed for
+// eligibility and excluded with their reasons, and the reports awaiting
+// assessment when there are any. It returns the reports assessed (the
+// arrow to the studies included leaves it) and the bottom of the stage.
+func (l *prismaLayout) fullTextBoxes(c PRISMACounts, box func(x, y, w vg.Length, ps ...prismaPara) prismaBox,
+	row func(left, right *prismaBox, minH vg.Length), screened *prismaBox, bottom, xLeft, xRight, rightW vg.Length) (prismaBox, vg.Length) {
+	y := bottom + prismaRowGap
+	sought := box(xLeft, y, prismaLeftW, prismaPara{text: "Reports sought for retrieval"}, prismaPara{text: prismaCount(c.Sought)})
+	notRetrieved := box(xRight, y, rightW, prismaPara{text: "Reports not retrieved " + prismaCount(c.NotRetrieved)})
+	row(&sought, &notRetrieved, 0)
+	l.Boxes = append(l.Boxes, sought, notRetrieved)
+	l.Arrows = append(l.Arrows,
+		prismaArrow{From: vg.Point{X: screened.centerX(), Y: screened.bottom()}, To: vg.Point{X: sought.centerX(), Y: sought.Y}},
+		prismaArrow{From: vg.Point{X: sought.right(), Y: sought.centerY()}, To: vg.Point{X: notRetrieved.X, Y: sought.centerY()}})
+	y = sought.bottom() + prismaRowGap
+	assessed := box(xLeft, y, prismaLeftW, prismaPara{text: "Reports assessed for eligibility"}, prismaPara{text: prismaCount(c.Assessed)})
+	excl := []prismaPara{{text: "Reports excluded " + prismaCount(c.ReportsExcluded)}}
+	for _, r := range prismaReasons(c.ReportReasons) {
+		excl = append(excl, prismaPara{text: r.text + " " + prismaCount(r.n), indent: prismaIndent})
+	}
+	excluded := box(xRight, y, rightW, excl...)
+	if excluded.H <= assessed.H*1.6 {
+		row(&assessed, &excluded, 0)
+	} else {
+		assessed.Y += (excluded.H - assessed.H) / 2
+	}
+	l.Boxes = append(l.Boxes, assessed, excluded)
+	l.Arrows = append(l.Arrows,
+		prismaArrow{From: vg.Point{X: sought.centerX(), Y: sought.bottom()}, To: vg.Point{X: assessed.centerX(), Y: assessed.Y}},
+		prismaArrow{From: vg.Point{X: assessed.right(), Y: assessed.centerY()}, To: vg.Point{X: excluded.X, Y: assessed.centerY()}})
+	bottom = max(assessed.bottom(), excluded.bottom())
+	if c.AwaitingFullText != 0 {
+		text := "Reports awaiting assessment " + prismaCount(c.AwaitingFullText)
+		if c.FullTextConflicts != 0 {
+			text += "; conflicts between reviewers " + prismaCount(c.FullTextConflicts)
+		}
+		aw := box(xRight, bottom+prismaBoxGap, rightW, prismaPara{text: text})
+		l.Boxes = append(l.Boxes, aw)
+		l.Arrows = append(l.Arrows, prismaArrow{
+			From: vg.Point{X: assessed.centerX(), Y: aw.centerY()},
+			To:   vg.Point{X: aw.X, Y: aw.centerY()},
+		})
+		bottom = aw.bottom()
+	}
+	return assessed, bottom
 }
 
 // wrapText breaks s into lines in style st, the first no wider than firstW

@@ -14,8 +14,10 @@ import (
 	"github.com/clinsight/clinsight/app/meta"
 )
 
-// ProjectVersion is the version of the saved project format.
-const ProjectVersion = 1
+// ProjectVersion is the newest version of the saved project format. Version
+// 2 adds named reviewers and the full-text stage; a project that uses
+// neither is saved as version 1, which older versions of Clinsight read.
+const ProjectVersion = 2
 
 // Steps of a review project, in order.
 const (
@@ -125,6 +127,24 @@ type Project struct {
 	// Stopping is the stopping rule of the screening and the recall
 	// test's sample (stopping_project.go).
 	Stopping Stopping `json:"stopping"`
+
+	// Reviewers are the named reviewers who screen independently, each
+	// with their own decisions (reviewers.go); empty when one unnamed
+	// reviewer screens, whose decisions are Decisions and FullText. With
+	// reviewers, Decisions and FullText hold the decisions they agree on
+	// or that resolve their conflicts.
+	Reviewers []ReviewerLog `json:"reviewers,omitempty"`
+	// Resolutions are the reviewers' conflicts resolved, by stage and
+	// record ID.
+	Resolutions map[Stage]map[string]Resolution `json:"resolutions,omitempty"`
+	// FullTextStage switches on the full-text stage (fulltext_stage.go):
+	// the studies included are then those included at full text.
+	FullTextStage bool `json:"full_text_stage,omitempty"`
+	// FullText are the full-text decisions by record ID.
+	FullText map[string]Decision `json:"full_text,omitempty"`
+	// NotRetrieved are the reports sought whose full text could not be
+	// obtained, with why, by record ID.
+	NotRetrieved map[string]string `json:"not_retrieved,omitempty"`
 }
 
 // SearchRun is a boolean search as run: the query, its FTS5 form, the
@@ -193,7 +213,7 @@ type MetaSettings struct {
 func NewProject(name, source string, p PICO) *Project {
 	now := time.Now().UTC()
 	return &Project{
-		Version:     ProjectVersion,
+		Version:     1, // upgradeFormat raises it when a newer feature is used
 		Name:        strings.TrimSpace(name),
 		Source:      strings.TrimSpace(source),
 		Created:     now,
@@ -253,7 +273,10 @@ func (p *Project) Validate() error {
 			return fmt.Errorf("the exclusion of %s has no reason: give one", p.Label(id))
 		}
 	}
-	return nil
+	if err := p.validateFullText(); err != nil {
+		return err
+	}
+	return p.validateReviewers()
 }
 
 // IsCandidate reports whether the study is a candidate of the current
@@ -264,8 +287,13 @@ func (p *Project) IsCandidate(id string) bool {
 
 // Decide records the user's decision on a candidate of the current
 // search: include it, or exclude it for a reason (required, shown in the
-// PRISMA counts).
+// PRISMA counts). A review with named reviewers is decided by each of them
+// (DecideAs).
 func (p *Project) Decide(id string, include bool, reason string) error {
+	if len(p.Reviewers) > 0 {
+		_, err := p.screener("")
+		return err
+	}
 	if !p.IsCandidate(id) {
 		return fmt.Errorf("study %s is not among the studies the current search found", id)
 	}
@@ -280,15 +308,25 @@ func (p *Project) Decide(id string, include bool, reason string) error {
 	return nil
 }
 
-// Undecide removes the user's decision on a study.
-func (p *Project) Undecide(id string) { delete(p.Decisions, id) }
+// Undecide removes the user's decision on a study; a review with named
+// reviewers is undecided by each of them (UndecideAs).
+func (p *Project) Undecide(id string) {
+	if len(p.Reviewers) == 0 {
+		delete(p.Decisions, id)
+	}
+}
 
-// Included returns the IDs of the included candidates of the current
-// search, in the order of the screening (best first), then of the search.
+// Included returns the IDs of the studies included in the review, in the
+// order of the screening (best first), then of the search: the candidates
+// of the current search included at title and abstract, and with the
+// full-text stage on, also at full text.
 func (p *Project) Included() []string {
+	if !p.FullTextStage {
+		return p.screenedIn()
+	}
 	var out []string
-	for _, id := range p.candidatesInOrder() {
-		if d, ok := p.Decisions[id]; ok && d.Include {
+	for _, id := range p.FullTextCandidates() {
+		if d, ok := p.FullText[id]; ok && d.Include {
 			out = append(out, id)
 		}
 	}
@@ -474,6 +512,34 @@ type PRISMACounts struct {
 	// StoppingRule records the stopping rule in use and its estimate
 	// (StoppingStatus.Summary), "" when none.
 	StoppingRule string `json:"stopping_rule,omitempty"`
+	// StoppingBrief is the same in a line or two, for the flow diagram
+	// (StoppingStatus.Brief).
+	StoppingBrief string `json:"stopping_brief,omitempty"`
+
+	// Conflicts is the number of screened records the reviewers decided
+	// differently and that wait for a resolution (among Undecided).
+	Conflicts int `json:"conflicts,omitempty"`
+	// FullTextStage reports the full-text stage in use (fulltext_stage.go):
+	// then Sought = NotRetrieved + Assessed + AwaitingFullText, Assessed =
+	// ReportsExcluded + Included, and the records included at title and
+	// abstract are Sought (Screened = Excluded + Undecided + Sought).
+	FullTextStage bool `json:"full_text_stage,omitempty"`
+	// Sought is the number of reports sought for retrieval.
+	Sought int `json:"reports_sought,omitempty"`
+	// NotRetrieved is the number of reports whose full text could not be
+	// obtained.
+	NotRetrieved int `json:"reports_not_retrieved,omitempty"`
+	// Assessed is the number of reports assessed for eligibility.
+	Assessed int `json:"reports_assessed,omitempty"`
+	// ReportsExcluded is the number of reports excluded at full text;
+	// ReportReasons counts them per reason.
+	ReportsExcluded int            `json:"reports_excluded,omitempty"`
+	ReportReasons   map[string]int `json:"report_reasons,omitempty"`
+	// AwaitingFullText is the number of reports retrieved and not yet
+	// decided at full text; FullTextConflicts those among them the
+	// reviewers decided differently.
+	AwaitingFullText  int `json:"reports_awaiting,omitempty"`
+	FullTextConflicts int `json:"full_text_conflicts,omitempty"`
 }
 
 // PRISMA returns the PRISMA counts of the current search: decisions and
@@ -489,6 +555,11 @@ func (p *Project) PRISMA() PRISMACounts {
 	for _, s := range p.Screening {
 		if s.Error == "" {
 			screened[s.ID] = true
+		}
+	}
+	for _, r := range p.Reviewers { // decided by one reviewer: screened, awaiting the other
+		for id := range r.Decisions {
+			screened[id] = true
 		}
 	}
 	for _, id := range p.candidatesInOrder() {
@@ -509,7 +580,12 @@ func (p *Project) PRISMA() PRISMACounts {
 	}
 	c.NotScreened = max(c.Identified-c.Duplicates-c.Screened, 0)
 	if p.Stopping.inUse() {
-		c.StoppingRule = p.StoppingStatus().Summary()
+		st := p.StoppingStatus()
+		c.StoppingRule, c.StoppingBrief = st.Summary(), st.Brief()
+	}
+	c.Conflicts = p.OpenConflicts(StageTitleAbstract)
+	if p.FullTextStage {
+		p.addFullTextCounts(&c)
 	}
 	return c
 }

@@ -46,6 +46,11 @@ func (s *Session) ExportWorkbook(ctx context.Context, path string, prov export.P
 	for _, r := range records {
 		x.Records[r.ID] = r
 	}
+	if p.FullTextStage {
+		if x.FullTexts, err = s.Corpus.fullTextSources(ctx, p.Sought()); err != nil {
+			return export.Summary{}, fmt.Errorf("evidence: exporting review %s: %w", p.Name, err)
+		}
+	}
 	if rows, _ := p.StandardTable(); len(rows) > 0 {
 		studies, rep, err := p.AnalyzeReport(ctx, ReviewMetaPlan())
 		if err != nil {

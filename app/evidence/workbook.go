@@ -84,6 +84,9 @@ type ProjectExport struct {
 	// PRISMAPNG is the PRISMA flow diagram; empty draws it from
 	// Project.PRISMA().
 	PRISMAPNG []byte
+	// FullTexts are the files the reports' full texts were imported from,
+	// by record ID (the Full-text screening sheet).
+	FullTexts map[string]string
 }
 
 // WriteProjectWorkbook writes a review project to the .xlsx workbook at
@@ -109,6 +112,13 @@ func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, pr
 		w.searchTable(), w.prismaTable(), w.screeningTable(), w.fieldsTable(),
 		w.resultsTable(), w.standardTable(),
 	}
+	// After the Screening sheet: the full-text stage and the reviewers'
+	// sheets (agreement, conflicts, each reviewer's decisions).
+	extra := w.teamTables()
+	if w.p.FullTextStage {
+		extra = append([]export.Table{w.fullTextTable()}, extra...)
+	}
+	tables = append(tables[:3:3], append(extra, tables[3:]...)...)
 	if w.p.Stopping.inUse() {
 		tables = append(tables[:2:2], append([]export.Table{w.stoppingTable()}, tables[2:]...)...)
 	}
@@ -250,9 +260,25 @@ func (w *workbookWriter) prismaTable() export.Table {
 	for _, r := range sortedReasons(c.Reasons) {
 		rs = append(rs, []any{"Screening", "Excluded: " + r.text, r.n})
 	}
-	rs = append(rs,
-		[]any{"Screening", "Records screened, awaiting a decision", c.Undecided},
-		[]any{"Included", "Studies included in review", c.Included})
+	rs = append(rs, []any{"Screening", "Records screened, awaiting a decision", c.Undecided})
+	if len(w.p.Reviewers) > 1 {
+		rs = append(rs, []any{"Screening", "Records awaiting a decision: conflicts between reviewers", c.Conflicts})
+	}
+	if c.FullTextStage {
+		rs = append(rs,
+			[]any{"Screening", "Reports sought for retrieval", c.Sought},
+			[]any{"Screening", "Reports not retrieved", c.NotRetrieved},
+			[]any{"Screening", "Reports assessed for eligibility", c.Assessed},
+			[]any{"Screening", "Reports excluded", c.ReportsExcluded})
+		for _, r := range sortedReasons(c.ReportReasons) {
+			rs = append(rs, []any{"Screening", "Reports excluded: " + r.text, r.n})
+		}
+		rs = append(rs, []any{"Screening", "Reports awaiting assessment", c.AwaitingFullText})
+		if len(w.p.Reviewers) > 1 {
+			rs = append(rs, []any{"Screening", "Reports awaiting assessment: conflicts between reviewers", c.FullTextConflicts})
+		}
+	}
+	rs = append(rs, []any{"Included", "Studies included in review", c.Included})
 	if c.StoppingRule != "" {
 		rs = append(rs, []any{"Screening", "Stopping rule: " + c.StoppingRule, c.Screened})
 	}
@@ -646,6 +672,10 @@ func (w *workbookWriter) provenance(prov export.Provenance, notes []export.Entry
 	}
 	if p.Result.Cohort != "" {
 		prov.Add("Groups compared", p.Result.Cohort)
+	}
+	w.teamProvenance(&prov)
+	if p.FullTextStage {
+		prov.Add("Screening stages", "title and abstract, then full text")
 	}
 	prov.Add("Studies included", len(p.Included()))
 	if res := x.Meta; res != nil {
