@@ -18,6 +18,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/libc v1.77.1
 	modernc.org/sqlite v1.60.1
+	golang.org/x/term v0.44.0
 	github.com/gofrs/flock v0.12.1
 )
 

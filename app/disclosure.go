@@ -297,6 +297,9 @@ type ExportOptions struct {
 	// Version is the Clinsight version named in a cohort export's
 	// provenance (Data.Export takes it from its Provenance).
 	Version string
+	// Head is how many of the first rows Data.ExportQuery keeps for
+	// display (QueryExport.Head).
+	Head int
 }
 
 // ErrExactAggregateOnly refuses exact values from an aggregate-only source.
@@ -391,110 +394,6 @@ func (d *Data) planExport(ctx context.Context, res *datasets.Result, opts Export
 		}
 	}
 	return plan, nil
-}
-
-// pseudonymise replaces the direct identifiers of a patient-level result
-// by pseudonyms (dates of birth and death by their year, or shifted with
-// the other dates when shift is set) and returns the provenance entries.
-func pseudonymise(res *datasets.Result, ids []disclosure.Identifier, profile string, shift bool) (*datasets.Result, []export.Entry, []string, []string, error) {
-	ps, err := disclosure.NewPseudonymizer()
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	out := *res
-	out.Rows = make([][]any, len(res.Rows))
-	for i, r := range res.Rows {
-		out.Rows[i] = slices.Clone(r)
-	}
-	// The patient of each row, for per-patient date shifts.
-	patientCol := -1
-	for _, id := range ids {
-		for _, c := range disclosure.IndividualColumns(profile) {
-			if patientCol < 0 && strings.EqualFold(baseColumn(id.Column), c) {
-				patientCol = id.Index
-			}
-		}
-	}
-	var dateCols []int
-	if shift {
-		for j, c := range res.Columns {
-			decl := strings.ToUpper(c.DeclType)
-			isDate := strings.Contains(decl, "DATE") || strings.Contains(decl, "TIME")
-			for _, id := range ids {
-				isDate = isDate || id.Index == j && id.Date
-			}
-			if isDate {
-				dateCols = append(dateCols, j)
-			}
-		}
-	}
-	for i, r := range res.Rows {
-		days := 0
-		if shift {
-			if patientCol >= 0 {
-				days = ps.ShiftDays(r[patientCol])
-			} else {
-				days = ps.ShiftDays("every row of this export")
-			}
-			for _, j := range dateCols {
-				out.Rows[i][j], _ = disclosure.ShiftDate(r[j], days)
-			}
-		}
-		for _, id := range ids {
-			if id.Kind != disclosure.Direct {
-				continue
-			}
-			v := r[id.Index]
-			switch {
-			case id.Date && shift:
-				// shifted above
-			case id.Date:
-				out.Rows[i][id.Index], _ = disclosure.YearOf(v)
-			default:
-				out.Rows[i][id.Index] = ps.Pseudonym(baseColumn(id.Column), v)
-			}
-		}
-	}
-	var entries []export.Entry
-	var pseud, years, quasi, shifted []string
-	for _, id := range ids {
-		switch {
-		case id.Kind == disclosure.Direct && id.Date && !shift:
-			years = append(years, id.Column)
-		case id.Kind == disclosure.Direct && !id.Date:
-			pseud = append(pseud, id.Column)
-		case id.Kind == disclosure.Quasi && !slices.ContainsFunc(dateCols, func(j int) bool { return j == id.Index }):
-			quasi = append(quasi, id.Column+" ("+id.What+")")
-		}
-	}
-	for _, j := range dateCols {
-		shifted = append(shifted, res.Columns[j].Name)
-	}
-	entries = append(entries, export.Entry{Key: "Patient-level export", Value: "confirmed by the user"})
-	if len(pseud) > 0 {
-		entries = append(entries, export.Entry{Key: "Pseudonymised columns", Value: strings.Join(pseud, ", ") +
-			": each value replaced by HMAC-SHA256 with a random key made for this export and not kept (the same value has the same pseudonym within this workbook only)"})
-	}
-	if len(years) > 0 {
-		entries = append(entries, export.Entry{Key: "Dates reduced to the year", Value: strings.Join(years, ", ")})
-	}
-	if len(shifted) > 0 {
-		how := "by a per-patient number of days (1 to 365, either way) derived from the pseudonym key; intervals within a patient are kept"
-		if patientCol < 0 {
-			how = "by one number of days for every row (no patient column in the result); intervals are kept"
-		}
-		entries = append(entries, export.Entry{Key: "Dates shifted", Value: strings.Join(shifted, ", ") + ": " + how})
-	}
-	if len(quasi) > 0 {
-		entries = append(entries, export.Entry{Key: "Quasi-identifiers (kept)", Value: strings.Join(quasi, ", ")})
-	}
-	if shifted == nil {
-		shifted = []string{}
-	}
-	if pseud == nil {
-		pseud = []string{}
-	}
-	return &out, entries, pseud, shifted, nil
 }
 
 // baseColumn drops a table qualifier and quotes from a column name.

@@ -27,6 +27,10 @@ type Provenance struct {
 	// Extra holds further entries in order, such as a pipeline's parameters,
 	// the user's question or the number of attempts.
 	Extra []Entry
+	// Late, when not nil, is called once the tables are written and its
+	// entries follow Extra: what is known only after a streamed table's
+	// last row (the rows read, what a limit left out).
+	Late func() []Entry
 }
 
 // Entry is one key/value row of the Provenance sheet. Value is written like a
@@ -66,6 +70,9 @@ func (p Provenance) Entries() []Entry {
 // per table and one naming the picture sheets, if any.
 func (wb *workbook) writeProvenance(tables []Table, prov Provenance) error {
 	entries := prov.Entries()
+	if prov.Late != nil {
+		entries = append(entries, prov.Late()...)
+	}
 	for i, t := range tables {
 		var sheets []string
 		var rows int64

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,52 +41,80 @@ write, change the schema, attach files or run several statements is refused.`,
 				return err
 			}
 			query := args[0]
-			shown, err := ws.Data().QueryDisclosed(cmd.Context(), src, query, limits)
+			ctx, data := cmd.Context(), ws.Data()
+			head := headRows(f.Out)
+			if xlsx != "" {
+				prov := export.Provenance{AppVersion: f.Version, DataSource: data.Describe(src), Query: query, Created: time.Now()}
+				exp.Head = head
+				qe, err := data.ExportQuery(ctx, xlsx, src, query, limits, prov, exp)
+				if err != nil {
+					return exportHint(err)
+				}
+				fmt.Fprintf(f.Err, "wrote %d rows to %s\n", qe.Summary.Rows, xlsx)
+				if !asJSON {
+					writeSuppressionNote(f.Err, qe.Report)
+					if err := writeHead(f.Out, qe.Columns, qe.Head, qe.Stats.Rows); err != nil {
+						return err
+					}
+					writeStats(f.Err, qe.Stats)
+					return nil
+				}
+			}
+			if data.CanStream(src) {
+				// A row-level source: the rows go from the database's
+				// cursor to the output, never held whole.
+				rows, err := data.Stream(ctx, src, query, limits)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				if asJSON {
+					return streamJSON(f.Out, rows)
+				}
+				if err := streamText(f.Out, rows, head); err != nil {
+					return err
+				}
+				writeStats(f.Err, rows.Stats())
+				return nil
+			}
+			shown, err := data.QueryDisclosed(ctx, src, query, limits)
 			if err != nil {
 				return err
 			}
 			res := shown.Result
-			if xlsx != "" {
-				opts := ws.Config().RunnerOptions()
-				if limits.MaxRows > 0 {
-					opts.MaxRows = limits.MaxRows
-				}
-				prov := export.Provenance{AppVersion: f.Version, DataSource: ws.Data().Describe(src), Query: query, Created: time.Now()}
-				prov.Add("Row cap", opts.MaxRows)
-				prov.Add("Rows", len(res.Rows))
-				exp.Source, exp.Query = src, query
-				sum, err := ws.Data().Export(cmd.Context(), xlsx, res, prov, exp)
-				if err != nil {
-					return exportHint(err)
-				}
-				fmt.Fprintf(f.Err, "wrote %d rows to %s\n", sum.Rows, xlsx)
-			}
 			if asJSON {
 				return writeResultJSON(f.Out, res, shown.Report)
 			}
 			writeSuppressionNote(f.Err, shown.Report)
-			if err := writeResultText(f.Out, res); err != nil {
+			if err := writeHead(f.Out, res.Columns, res.Rows[:min(len(res.Rows), head)], int64(len(res.Rows))); err != nil {
 				return err
 			}
-			note := ""
-			if res.Truncated && res.TruncatedBy == datasets.CapRows {
-				note = " (truncated: more rows exist; raise --max-rows or narrow the query)"
-			}
-			fmt.Fprintf(f.Err, "%d rows in %s%s\n", len(res.Rows), durfmt.Human(res.Elapsed), note)
-			if n := res.Notice(); n != "" {
-				fmt.Fprintln(f.Err, n)
-			}
+			writeStats(f.Err, datasets.StreamStats{Rows: int64(len(res.Rows)), Truncated: res.Truncated, TruncatedBy: res.TruncatedBy,
+				CutCells: res.CutCells, Limits: res.Limits, Elapsed: res.Elapsed})
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name")
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"columns":[...],"rows":[[...]],"truncated":false}`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print every row as {"columns":[...],"rows":[[...]],"truncated":false} (the text table shows the first rows)`)
 	cmd.Flags().StringVar(&xlsx, "xlsx", "", "also write the result to this Excel workbook (aggregates small-cell suppressed)")
 	addExportFlags(cmd, &exp)
 	cmd.Flags().DurationVar(&limits.Timeout, "timeout", 0, "time limit (default from the workspace settings, 30s)")
 	cmd.Flags().IntVar(&limits.MaxRows, "max-rows", 0, "row cap (default from the workspace settings, 50000)")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
+}
+
+// writeStats writes the summary line under a result: its rows, time and
+// what the limits left out.
+func writeStats(w io.Writer, st datasets.StreamStats) {
+	note := ""
+	if st.Truncated && st.TruncatedBy == datasets.CapRows {
+		note = " (truncated: more rows exist; raise --max-rows or narrow the query)"
+	}
+	fmt.Fprintf(w, "%d rows in %s%s\n", st.Rows, durfmt.Human(st.Elapsed), note)
+	if n := st.Notice(); n != "" {
+		fmt.Fprintln(w, n)
+	}
 }
 
 // addExportFlags adds the disclosure choices of an --xlsx export.
@@ -161,11 +187,7 @@ func writeResultJSON(w io.Writer, res *datasets.Result, rep *disclosure.Report) 
 		rows = [][]any{}
 	}
 	for _, row := range rows {
-		for i, v := range row {
-			if x, ok := v.(float64); ok && (math.IsInf(x, 0) || math.IsNaN(x)) {
-				row[i] = fmt.Sprint(x) // JSON has no infinities
-			}
-		}
+		jsonSafe(row) // JSON has no infinities
 	}
 	out := resultJSON{Columns: res.ColumnNames(), Rows: rows, Truncated: res.Truncated}
 	out.Suppressed, out.MinCell, out.Individual = suppressedCells(res, rep)
@@ -174,17 +196,9 @@ func writeResultJSON(w io.Writer, res *datasets.Result, rep *disclosure.Report) 
 	return enc.Encode(out)
 }
 
+// writeResultText writes every row of a result as a text table.
 func writeResultText(w io.Writer, res *datasets.Result) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(res.ColumnNames(), "\t"))
-	cells := make([]string, len(res.Columns))
-	for _, row := range res.Rows {
-		for i, v := range row {
-			cells[i] = formatCell(v)
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	return tw.Flush()
+	return writeHead(w, res.Columns, res.Rows, int64(len(res.Rows)))
 }
 
 // formatCell renders a value for the text table: NULL as "NULL", tabs and
@@ -194,6 +208,9 @@ func formatCell(v any) string {
 	if v == nil {
 		return "NULL"
 	}
-	s := fmt.Sprint(v)
-	return escapeControls(strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s))
+	s, ok := v.(string)
+	if !ok {
+		s = fmt.Sprint(v)
+	}
+	return escapeControls(strings.Map(controlSpaces, s))
 }
