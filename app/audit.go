@@ -221,7 +221,8 @@ func DetailsText(d map[string]any) string {
 
 // configChanges lists what differs between two configurations, for the
 // audit record of a settings change: top-level settings by name with their
-// new value, data sources by name. A configuration holds no secrets (the
+// new value, data sources by name; the window size is left out. A
+// configuration holds no secrets (the
 // model host token and database passwords are never stored in it).
 func configChanges(before, after Config) map[string]any {
 	b, _ := json.Marshal(before)
@@ -231,7 +232,7 @@ func configChanges(before, after Config) map[string]any {
 	_ = json.Unmarshal(a, &am)
 	changed := map[string]any{}
 	for k, v := range am {
-		if k == "sources" {
+		if k == "sources" || k == "window" { // the window size is no setting of record
 			continue
 		}
 		if string(bm[k]) != string(v) {
@@ -239,7 +240,7 @@ func configChanges(before, after Config) map[string]any {
 		}
 	}
 	for k := range bm {
-		if _, ok := am[k]; !ok && k != "sources" {
+		if _, ok := am[k]; !ok && k != "sources" && k != "window" {
 			changed[k] = "(removed)"
 		}
 	}

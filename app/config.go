@@ -29,6 +29,16 @@ type Config struct {
 	// ModelHostPolicy is what is allowed for the model server (plain
 	// http, token, CA, result rows): see [HostPolicy].
 	ModelHostPolicy HostPolicy `json:"model_host_policy"`
+	// Window is the desktop app's window size when it was last closed, in
+	// Fyne's device-independent units (zero until then); it is reopened at
+	// that size. A display preference: not recorded in the audit trail.
+	Window WindowSize `json:"window,omitzero"`
+}
+
+// WindowSize is a window's width and height in device-independent units.
+type WindowSize struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
 }
 
 // Models names the default model for each kind of task.

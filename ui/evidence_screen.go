@@ -525,7 +525,6 @@ func (s *EvidenceScreen) stepShown() {
 // its projects.
 func (mw *MainWindow) evidenceTab(ctx context.Context, ws *app.Workspace, w fyne.Window, version string) fyne.CanvasObject {
 	mw.Evidence = NewEvidenceScreen(ctx, ws.Reviews(), ws.Logger(), w, version)
-	w.SetOnClosed(mw.Evidence.saveBeforeClose)
 	mw.Evidence.Refresh()
 	return mw.Evidence.Content()
 }

@@ -7,6 +7,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -28,6 +29,7 @@ const AppID = "org.clinsight.app"
 func Run(ctx context.Context, ws *app.Workspace, version, screen string) error {
 	a := fyneapp.NewWithID(AppID)
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.IconPNG))
+	a.Settings().SetTheme(NewTheme())
 	mw := NewMainWindow(ctx, a, ws, version)
 	if err := mw.Show(screen); err != nil {
 		return err
@@ -66,6 +68,9 @@ type MainWindow struct {
 	Trials      *TrialsScreen
 	Evidence    *EvidenceScreen
 	Audit       *AuditScreen
+	// settings is the workspace's settings service (the window size is
+	// remembered there).
+	settings app.SettingsService
 	// HostBar is the status bar: a red warning while the model server is
 	// reached over plain http (settings.go).
 	HostBar *HostStatusBar
@@ -75,7 +80,7 @@ type MainWindow struct {
 // can build it on Fyne's test app.
 func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version string) *MainWindow {
 	w := a.NewWindow("Clinsight " + version + " — " + ws.Dir())
-	mw := &MainWindow{Window: w, Data: NewDataScreen(ctx, ws.Data(), w, version), Settings: NewSettingsScreen(ctx, ws.Settings(), w)}
+	mw := &MainWindow{Window: w, settings: ws.Settings(), Data: NewDataScreen(ctx, ws.Data(), w, version), Settings: NewSettingsScreen(ctx, ws.Settings(), w)}
 	mw.Meta = NewMetaScreen(ctx, ws.Meta(), w, version)
 	mw.Audit = NewAuditScreen(ctx, ws.Audit(), w)
 	mw.Tabs = container.NewAppTabs(
@@ -98,7 +103,8 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 	mw.Settings.OnHostChanged = mw.HostBar.Refresh
 	mw.Settings.OnModelsChecked = mw.applyModels // settings_models.go
 	w.SetContent(container.NewBorder(nil, mw.HostBar.Content(), nil, nil, mw.Tabs))
-	w.Resize(fyne.NewSize(1100, 720))
+	w.Resize(openingSize(ws.Settings().Config().Window))
+	w.SetOnClosed(mw.closed)
 	if warnings := ws.Warnings(); len(warnings) > 0 {
 		dialog.ShowInformation("Workspace", strings.Join(warnings, "\n"), w)
 	}
@@ -108,4 +114,39 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 	mw.Data.Refresh()
 	mw.Settings.Check()
 	return mw
+}
+
+// The main window opens at the size the user left it at, else at
+// 1024×640, which fits a 1280×720 laptop display beside its panels and on
+// which every screen fits (TestScreensAtBothSizes); a remembered size is
+// kept within 800×500 and 3840×2160, so a size saved on a large monitor
+// stays usable.
+const (
+	defaultWidth, defaultHeight = 1024, 640
+	minWidth, minHeight         = 800, 500
+	maxWidth, maxHeight         = 3840, 2160
+)
+
+// openingSize is the size to open the main window at, from the remembered
+// size (zero when none).
+func openingSize(saved app.WindowSize) fyne.Size {
+	if saved.Width <= 0 || saved.Height <= 0 {
+		return fyne.NewSize(defaultWidth, defaultHeight)
+	}
+	return fyne.NewSize(float32(min(max(saved.Width, minWidth), maxWidth)), float32(min(max(saved.Height, minHeight), maxHeight)))
+}
+
+// closed runs when the main window closes: it remembers the window's size
+// in the workspace settings and saves the open review.
+func (mw *MainWindow) closed() {
+	size := mw.Window.Canvas().Size()
+	ws := app.WindowSize{Width: int(size.Width + 0.5), Height: int(size.Height + 0.5)}
+	if ws.Width > 0 && ws.Height > 0 && ws != mw.settings.Config().Window {
+		if err := mw.settings.UpdateConfig(func(c *app.Config) { c.Window = ws }); err != nil {
+			slog.Warn("the window size could not be remembered", "err", err)
+		}
+	}
+	if mw.Evidence != nil {
+		mw.Evidence.saveBeforeClose()
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/clinsight/clinsight/app"
@@ -66,7 +65,7 @@ func TestScreenshotsOfDialogs(t *testing.T) {
 	shots := map[string]image.Image{}
 	onUI(t, func(t testing.TB) {
 		prev := a.Settings().Theme()
-		a.Settings().SetTheme(theme.DefaultTheme())
+		a.Settings().SetTheme(NewTheme())
 		defer a.Settings().SetTheme(prev)
 
 		w := a.NewWindow("Clinsight")
@@ -89,7 +88,7 @@ func TestScreenshotsOfDialogs(t *testing.T) {
 	waitUntil(t, "the records and the check", func() bool { return len(s.records) == records && s.check.Text != "Checking…" })
 	onUI(t, func(t testing.TB) {
 		prev := a.Settings().Theme()
-		a.Settings().SetTheme(theme.DefaultTheme())
+		a.Settings().SetTheme(NewTheme())
 		defer a.Settings().SetTheme(prev)
 		s.table.Select(widget.TableCellID{Row: records - 1, Col: 1})
 		shots["audit"] = w.Canvas().Capture()
