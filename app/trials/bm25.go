@@ -147,6 +147,7 @@ func (f *ftsScorer) scores(ctx context.Context, text string, df int, pool []int6
 }
 
 // docFreqs caches the document frequencies of concepts in one database.
+// The cache holds at most maxDocFreqs concepts (it is emptied when full).
 type docFreqs struct {
 	db *sql.DB
 	mu sync.Mutex
@@ -154,30 +155,44 @@ type docFreqs struct {
 	df map[string]int
 }
 
+// maxDocFreqs bounds the concepts docFreqs remembers.
+const maxDocFreqs = 20000
+
 func newDocFreqs(db *sql.DB) *docFreqs { return &docFreqs{db: db, n: -1, df: map[string]int{}} }
 
 // get returns the number of trials matching text, and the number of trials.
+// Concepts looked up at once (Match runs them in parallel) query the index
+// at once: the lock guards the cache only, not the queries.
 func (d *docFreqs) get(ctx context.Context, text string) (int, int, error) {
 	q, ok := ftsQuery(text)
 	if !ok {
 		return 0, 0, nil
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.n < 0 {
-		if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM trials`).Scan(&d.n); err != nil {
+	n := d.n
+	v, cached := d.df[q]
+	d.mu.Unlock()
+	if n < 0 {
+		if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM trials`).Scan(&n); err != nil {
 			return 0, 0, fmt.Errorf("count trials: %w", err)
 		}
+		d.mu.Lock()
+		d.n = n
+		d.mu.Unlock()
 	}
-	if v, ok := d.df[q]; ok {
-		return v, d.n, nil
+	if cached {
+		return v, n, nil
 	}
-	var v int
 	if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM trials_fts WHERE trials_fts MATCH ?`, q).Scan(&v); err != nil {
 		return 0, 0, fmt.Errorf("document frequency of %q: %w", text, err)
 	}
+	d.mu.Lock()
+	if len(d.df) >= maxDocFreqs {
+		clear(d.df)
+	}
 	d.df[q] = v
-	return v, d.n, nil
+	d.mu.Unlock()
+	return v, n, nil
 }
 
 // Memory the matcher's read-only connections use for the trial database:
