@@ -54,7 +54,7 @@ func (ws *Workspace) HasDemo() bool {
 // demoLayout versions what InitDemo puts into the demo database; raise it
 // when a pipeline adds demo tables, so existing demos are recreated.
 const (
-	demoLayout    = "3"
+	demoLayout    = "4"
 	demoLayoutKey = "clinsight_demo_layout"
 )
 

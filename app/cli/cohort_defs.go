@@ -28,7 +28,8 @@ func newCohortCmd(f *Factory) *cobra.Command {
 		Short: "Save, re-run and share cohort definitions; describe a cohort (Table 1)",
 	}
 	cmd.AddCommand(newCohortSaveCmd(f), newCohortListCmd(f), newCohortRerunCmd(f),
-		newCohortExportCmd(f), newCohortImportCmd(f), newCohortTable1Cmd(f))
+		newCohortExportCmd(f), newCohortImportCmd(f), newCohortTable1Cmd(f),
+		newCohortPrescreenCmd(f)) // trial pre-screening: cohort_prescreen.go
 	return cmd
 }
 

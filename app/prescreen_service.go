@@ -1,0 +1,365 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/clinsight/clinsight/app/cohort"
+	"github.com/clinsight/clinsight/app/prescreen"
+	"github.com/clinsight/clinsight/audit"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/disclosure"
+	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/progress"
+)
+
+// PrescreenService pre-screens the patients of a cohort for the trials
+// of a trials source (issue 19 item 6). *Prescreen implements it; the
+// Cohort screen and `clinsight cohort prescreen` use it.
+type PrescreenService interface {
+	// TrialSources lists the data sources holding trials.
+	TrialSources(ctx context.Context) []Source
+	// Prescreen reads the cohort's patients, ranks the trials for each
+	// and checks the criteria of each patient's top K (see
+	// prescreen.Run). Cancelling ctx stops it.
+	Prescreen(ctx context.Context, req PrescreenRequest) (*PrescreenResult, error)
+	// Export writes the result to a workbook (Matrix, Criteria, Trials,
+	// Provenance), patient identifiers pseudonymised, recorded in the
+	// audit trail.
+	Export(ctx context.Context, path string, res *PrescreenResult, opts PrescreenExportOptions) (export.Summary, error)
+}
+
+var _ PrescreenService = (*Prescreen)(nil)
+
+// Prescreen is the workspace's pre-screening service (ws.Prescreen()).
+type Prescreen struct{ ws *Workspace }
+
+// Prescreen returns the workspace's pre-screening service.
+func (ws *Workspace) Prescreen() *Prescreen { return &Prescreen{ws: ws} }
+
+// PrescreenRequest is one pre-screening: a saved cohort definition
+// (Cohort, its id or name) or a cohort statement on a source (Source and
+// Query), and the trials source.
+type PrescreenRequest struct {
+	Cohort string
+	Source Source
+	Query  string
+	// Trials is the source holding the trials.
+	Trials Source
+	// Top is K, the best-ranked trials per patient checked (0: 10).
+	Top int
+	// NoModel ranks without a model and leaves the criteria without a
+	// structured check unassessed; otherwise the configured chat model
+	// assesses the criteria of each patient's top K, when it is installed
+	// and the source's rows may be sent to it.
+	NoModel bool
+	// MaxPatients bounds the patients (0: 500).
+	MaxPatients int
+	// Progress receives the stages: reading the patients, then ranking
+	// the trials for each.
+	Progress progress.Func
+}
+
+// PrescreenResult is a pre-screening's matrix with where it came from.
+type PrescreenResult struct {
+	*prescreen.Matrix
+	// Source and Query are the cohort's; Cohort the saved definition's
+	// name ("" for a statement); PatientColumn the column read.
+	Source        Source
+	Query         string
+	Cohort        string
+	PatientColumn string
+	// TrialsSource is the source holding the trials.
+	TrialsSource Source
+	// Total is the cohort's patients (more than len(Patients) when it was
+	// bounded); Screened the patients pre-screened.
+	Total, Screened int
+	// AggregateOnly is set for a source that shows aggregates only: the
+	// matrix holds no patients (Patients and Cells are empty), only the
+	// trials with their counts, small counts shown under MinCell.
+	AggregateOnly bool
+	MinCell       int
+	// Counts are the trials' counts (for an aggregate-only source, the
+	// only per-patient information kept), in Matrix.Trials order.
+	Counts []prescreen.TrialCount
+}
+
+// CountText writes a count as it may be shown: "<k" for 1 to k−1 on an
+// aggregate-only source.
+func (r *PrescreenResult) CountText(n int) string {
+	if r.AggregateOnly && r.MinCell >= 2 && n >= 1 && n < r.MinCell {
+		return disclosure.Suppressed{K: r.MinCell}.String()
+	}
+	return fmt.Sprint(n)
+}
+
+// TrialSources lists the sources holding trials.
+func (p *Prescreen) TrialSources(ctx context.Context) []Source { return p.ws.Trials().Sources(ctx) }
+
+// engine opens a read-only engine on a source able to read a batch of
+// patients' diagnoses, medications and lab values.
+func (p *Prescreen) engine(ctx context.Context, src Source) (prescreen.Querier, func(), error) {
+	opts := p.ws.Config().RunnerOptions()
+	opts.MaxRows = max(opts.MaxRows, 100_000)
+	if src.Kind == SourcePostgres {
+		eng, release, err := p.ws.postgresEngine(ctx, src, datasets.RunnerOptions{MaxRows: opts.MaxRows})
+		if err != nil {
+			return nil, nil, err
+		}
+		return eng, release, nil
+	}
+	path, err := p.ws.file(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := datasets.NewSQLiteEngine(ctx, path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return eng, func() { eng.Close() }, nil
+}
+
+// definition finds a saved cohort definition by id or name.
+func (p *Prescreen) definition(ctx context.Context, ref string) (cohort.Definition, error) {
+	st := p.ws.Cohort().store()
+	if d, err := st.Load(ref); err == nil {
+		return d, nil
+	}
+	defs, _, err := st.List()
+	if err != nil {
+		return cohort.Definition{}, err
+	}
+	var names []string
+	for _, d := range defs {
+		if strings.EqualFold(d.Name, ref) || strings.EqualFold(d.ID, ref) {
+			return d, nil
+		}
+		names = append(names, d.ID)
+	}
+	if len(names) == 0 {
+		return cohort.Definition{}, fmt.Errorf("there is no saved cohort %q: save a cohort first", ref)
+	}
+	return cohort.Definition{}, fmt.Errorf("there is no saved cohort %q (saved: %s)", ref, strings.Join(names[:min(len(names), 10)], ", "))
+}
+
+// Prescreen runs a pre-screening.
+func (p *Prescreen) Prescreen(ctx context.Context, req PrescreenRequest) (*PrescreenResult, error) {
+	ws := p.ws
+	report := func(r progress.Report) {
+		if req.Progress != nil {
+			req.Progress(r)
+		}
+	}
+	out := &PrescreenResult{Source: req.Source, Query: req.Query, TrialsSource: req.Trials}
+	if strings.TrimSpace(req.Cohort) != "" {
+		d, err := p.definition(ctx, req.Cohort)
+		if err != nil {
+			return nil, err
+		}
+		src, err := ws.Resolve(d.Source.Name)
+		if err != nil {
+			return nil, fmt.Errorf("the saved cohort %q runs on the data source %q: %w", d.Name, d.Source.Name, err)
+		}
+		out.Source, out.Query, out.Cohort = src, d.SQL, d.Name
+	}
+	if strings.TrimSpace(out.Query) == "" {
+		return nil, errors.New("choose a cohort to pre-screen: a saved cohort, or an answer with a column that identifies patients")
+	}
+	if out.TrialsSource.Name == "" && out.TrialsSource.Path == "" {
+		return nil, errors.New("choose the data source that holds the trials")
+	}
+	pol := ws.Data().Policy(out.Source)
+	out.AggregateOnly, out.MinCell = pol.AggregateOnly(), pol.K()
+
+	q, release, err := p.engine(ctx, out.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	col, err := cohort.FindPatientColumn(ctx, q, out.Query, out.Source.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if col == "" {
+		return nil, errors.New("the cohort's result has no column that identifies patients (subject_id or person_id), so its patients cannot be pre-screened")
+	}
+	out.PatientColumn = col
+	report(progress.Report{Stage: "Reading the patients", Unit: "patients"})
+	c, err := prescreen.ReadCohort(ctx, q, prescreen.ReadOptions{Query: out.Query, PatientColumn: col, MaxPatients: req.MaxPatients,
+		Progress: func(done, total int) {
+			report(progress.Report{Stage: "Reading the patients", Done: int64(done), Total: int64(total), Unit: "patients"})
+		}})
+	det := map[string]any{"what": "trial pre-screening", "sql": out.Query, "patient_column": col, "trials_source": out.TrialsSource.Name}
+	if c != nil {
+		det["patients"] = len(c.Summaries)
+	}
+	if err != nil {
+		det["error"] = err.Error()
+	}
+	if rerr := ws.Record(context.WithoutCancel(ctx), audit.Event{Action: audit.ActionSQL, Source: out.Source.Name, Details: det}); rerr != nil {
+		return nil, errors.Join(err, rerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.Total, out.Screened = c.Total, len(c.Summaries)
+
+	top := req.Top
+	if top <= 0 {
+		top = prescreen.DefaultTop
+	}
+	if top > prescreen.MaxTop {
+		return nil, fmt.Errorf("at most the %d best-ranked trials per patient can be checked (%d asked)", prescreen.MaxTop, top)
+	}
+	topts := TrialsOptions{NoModel: req.NoModel}
+	topts.Ranking.EligibilityTop = top
+	var notices []string
+	if !req.NoModel && (out.AggregateOnly || !ws.SendRowsToModel()) {
+		topts.NoModel = true
+		why := "the data source shows aggregates only"
+		if !out.AggregateOnly {
+			why = "the source's rows may not be sent to the model server (Settings → Connection and privacy)"
+		}
+		notices = append(notices, "The model was not used because "+why+": criteria without a structured check are not assessed.")
+	}
+	m, err := ws.Trials().Open(ctx, out.TrialsSource, topts)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	notices = append(notices, m.Notices...)
+	useModel := !topts.NoModel && m.HasModel()
+	report(progress.Report{Stage: "Ranking the trials for each patient", Total: int64(len(c.Summaries)), Unit: "patients"})
+	mx, err := prescreen.Run(ctx, m, c.Summaries, prescreen.Options{Top: top, UseModel: useModel,
+		Progress: func(done, total int) {
+			report(progress.Report{Stage: "Ranking the trials for each patient", Done: int64(done), Total: int64(total), Unit: "patients"})
+		}})
+	if err != nil {
+		return nil, err
+	}
+	mx.Notices = append(append(append([]string(nil), c.Notices...), notices...), mx.Notices...)
+	out.Matrix = mx
+	out.Counts = make([]prescreen.TrialCount, len(mx.Trials))
+	for j := range mx.Trials {
+		out.Counts[j] = mx.TrialCounts(j)
+	}
+	if out.AggregateOnly {
+		// No patient leaves the service: only the trials and their counts.
+		mx.Patients, mx.Cells = nil, nil
+	}
+	ws.logger.Info("trial pre-screening", "source", out.Source.Label(), "trials_source", out.TrialsSource.Label(), "patients", len(c.Summaries),
+		"trials", len(mx.Trials), "top", top, "model", mx.Model, "elapsed_ms", mx.Elapsed.Milliseconds())
+	return out, nil
+}
+
+// PrescreenExportOptions say how a pre-screening is exported.
+type PrescreenExportOptions struct {
+	// ShiftDates moves each patient's dates by a number of days of their
+	// own (intervals kept); otherwise the dates of the values are kept.
+	ShiftDates bool
+	// Version names Clinsight in the provenance.
+	Version string
+}
+
+// Export writes a pre-screening to a workbook. Patient identifiers are
+// always pseudonymised (HMAC-SHA-256 under a key made for this export and
+// never written); an aggregate-only source's workbook holds only the
+// trials and their counts, small counts suppressed.
+func (p *Prescreen) Export(ctx context.Context, path string, res *PrescreenResult, opts PrescreenExportOptions) (export.Summary, error) {
+	if res == nil || res.Matrix == nil {
+		return export.Summary{}, errors.New("export the pre-screening: there is no pre-screening to export")
+	}
+	ps, err := disclosure.NewPseudonymizer()
+	if err != nil {
+		return export.Summary{}, err
+	}
+	domain := res.PatientColumn
+	so := prescreen.SheetOptions{AggregateOnly: res.AggregateOnly, K: res.MinCell,
+		PatientID: func(id string) string { return fmt.Sprint(ps.Pseudonym(domain, id)) }}
+	if opts.ShiftDates {
+		so.ShiftDate = func(id, date string) string {
+			v, _ := disclosure.ShiftDate(date, ps.ShiftDays(id))
+			return fmt.Sprint(v)
+		}
+	}
+	var sheets []export.Table
+	if res.AggregateOnly {
+		sheets = aggregateSheets(res)
+	} else {
+		sheets = res.Sheets(so)
+	}
+	prov := export.Provenance{AppVersion: opts.Version, DataSource: p.ws.Data().Describe(res.Source), Query: res.Query, Created: time.Now()}
+	if res.Model != "" {
+		prov.Models = append(prov.Models, res.Model)
+	}
+	if res.Embedder != "" {
+		prov.Models = append(prov.Models, res.Embedder)
+	}
+	if res.Cohort != "" {
+		prov.Add("Saved cohort", res.Cohort)
+	}
+	prov.Add("Trials source", p.ws.Data().Describe(res.TrialsSource))
+	prov.Add("Trials per patient (K)", res.Top)
+	prov.Add("Disclosure policy", p.ws.Data().Policy(res.Source).String())
+	if res.AggregateOnly {
+		prov.Add("Patients", "not exported: the source shows aggregates only; counts of 1 to "+fmt.Sprint(res.MinCell-1)+" patients are shown as <"+fmt.Sprint(res.MinCell))
+	} else {
+		prov.Add("Patients", fmt.Sprintf("%d of the cohort's %d", len(res.Patients), res.Total))
+		prov.Add("Pseudonymised", res.PatientColumn+": each value replaced by HMAC-SHA256 with a random key made for this export and not kept (the same patient has the same pseudonym within this workbook only)")
+		if opts.ShiftDates {
+			prov.Add("Dates shifted", "by a per-patient number of days (1 to 365, either way) derived from the pseudonym key; intervals within a patient are kept")
+		} else {
+			prov.Add("Dates", "the dates of the cited values are kept (quasi-identifiers)")
+		}
+	}
+	prov.Add("Structured checks", "lab values (the latest of each test), age and sex are compared with the criteria's numbers, units converted (creatinine mg/dL and µmol/L, HbA1c % and mmol/mol, …); a missing value or a unit that cannot be reconciled is unknown, never eligible; eGFR not measured is computed from creatinine (CKD-EPI 2021)")
+	prov.Add("Verdict of a trial", "not eligible when any criterion rules the patient out; eligible when every criterion is met; otherwise unknown (the patient might qualify)")
+	for i, n := range res.Notices {
+		prov.Add(fmt.Sprintf("Note %d", i+1), n)
+	}
+	details := map[string]any{"what": "trial pre-screening", "patients": len(res.Patients), "trials": len(res.Trials),
+		"pseudonymised": !res.AggregateOnly, "dates_shifted": opts.ShiftDates, "aggregate_only": res.AggregateOnly}
+	eo := p.ws.ExportOptions(ctx, res.Source.Name, details, export.Options{})
+	return export.WriteWorkbook(ctx, path, sheets, prov, eo)
+}
+
+// aggregateSheets is the Trials sheet of an aggregate-only result (its
+// matrix holds no patients; the counts were kept).
+func aggregateSheets(res *PrescreenResult) []export.Table {
+	rows := make([][]any, 0, len(res.Trials))
+	for j, t := range res.Trials {
+		c := res.Counts[j]
+		row := []any{t.ID, t.Title, strings.Join(t.Conditions, "; "), t.Phase, t.Status, t.AgeLimits, t.Sex}
+		for _, n := range []int{c.Eligible + c.Unknown + c.NotEligible, c.Eligible, c.Unknown, c.NotEligible, c.Might()} {
+			row = append(row, res.CountText(n))
+		}
+		rows = append(rows, row)
+	}
+	return []export.Table{{Name: "Trials", Columns: []string{"Trial", "Title", "Conditions", "Phase", "Status", "Age limits", "Sex",
+		"Patients with it in their top K", "Eligible", "Unknown", "Not eligible", "Might qualify (eligible or unknown)"}, Rows: sliceRows(rows)}}
+}
+
+// TrialOrder returns the trials' indexes, those more patients might
+// qualify for first (then more eligible, then by id), from Counts (an
+// aggregate-only result has no patients to count).
+func (r *PrescreenResult) TrialOrder() []int {
+	idx := make([]int, len(r.Trials))
+	for j := range idx {
+		idx[j] = j
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(r.Counts[b].Might(), r.Counts[a].Might()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(r.Counts[b].Eligible, r.Counts[a].Eligible); c != 0 {
+			return c
+		}
+		return cmp.Compare(r.Trials[a].ID, r.Trials[b].ID)
+	})
+	return idx
+}
