@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/clinsight/clinsight/app/cohort"
+	"github.com/clinsight/clinsight/app/omop"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/progress"
@@ -38,6 +39,21 @@ type CohortSession interface {
 	// Examples returns up to n example questions.
 	Examples(n int) []string
 	Close() error
+
+	// OMOP reports whether the source is an OMOP CDM database: its answers
+	// carry concept sets (Answer.ConceptSets) the user may edit, then ask
+	// again with Request.ConceptSets.
+	OMOP() bool
+	// SearchConcepts looks a term up in the source's vocabulary: the best
+	// standard concepts (at most limit) with the persons each finds,
+	// under the source's disclosure policy; domain may be "".
+	SearchConcepts(ctx context.Context, text, domain string, limit int) ([]omop.Hit, error)
+	// AddConcept adds a concept (with its descendants) to a set and
+	// recomputes its ids and counts.
+	AddConcept(ctx context.Context, set *omop.ConceptSet, id int64) error
+	// ExcludeConcepts returns copies of the sets with each concept removed
+	// (an item dropped, a descendant excluded).
+	ExcludeConcepts(ctx context.Context, sets []omop.ConceptSet, ids []int64) ([]omop.ConceptSet, error)
 }
 
 var (

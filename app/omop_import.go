@@ -57,38 +57,10 @@ func (d *Data) SearchConcepts(ctx context.Context, src Source, text, domain stri
 	if err != nil {
 		return nil, err
 	}
-	cands, err := r.Search(ctx, omop.NewTerm(text, domain), limit)
-	if err != nil {
-		return nil, err
-	}
 	// An aggregate-only source's counts under its minimum cell size are
 	// hidden, as everywhere else.
-	k := 0
-	if pol := d.Policy(src); pol.AggregateOnly() {
-		k = pol.K()
-	}
-	out := make([]ConceptHit, len(cands))
-	for i, c := range cands {
-		out[i].Candidate = c
-		if out[i].Persons, err = r.Persons(ctx, c.Domain, []int64{c.ID}); err != nil {
-			return nil, err
-		}
-		if omop.SmallCount(out[i].Persons, k) {
-			out[i].Persons, out[i].PersonsUnder = -1, k
-		}
-	}
-	return out, nil
+	return r.SearchHits(ctx, omop.NewTerm(text, domain), limit, d.ws.minPersons(src))
 }
 
 // ConceptHit is a concept found by SearchConcepts.
-type ConceptHit struct {
-	omop.Candidate
-	// Persons is the number of persons with an event of the concept
-	// itself (without descendants); -1 when its domain has no event table
-	// or when it is hidden (PersonsUnder).
-	Persons int64
-	// PersonsUnder, when positive, says Persons is hidden because fewer
-	// than PersonsUnder persons have an event of the concept (an
-	// aggregate-only source's minimum cell size).
-	PersonsUnder int
-}
+type ConceptHit = omop.Hit

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -70,7 +71,8 @@ type CohortScreen struct {
 	tried     []cohort.Attempt
 	history   []cohort.Turn
 	cancel    context.CancelFunc
-	extras    *cohortExtras // Table 1 and saved cohorts (cohort_table1.go)
+	extras    *cohortExtras   // Table 1 and saved cohorts (cohort_table1.go)
+	concepts  *cohortConcepts // OMOP concept sets (cohort_concepts.go)
 
 	mu  sync.Mutex
 	gen int // source generation: late pipelines are dropped
@@ -158,6 +160,7 @@ func NewCohortScreen(ctx context.Context, cohorts app.CohortService, w fyne.Wind
 		container.NewTabItem("Tables", s.tables),
 	)
 	s.addCohortExtras() // Table 1 and Saved cohorts tabs (cohort_table1.go)
+	s.concepts = newCohortConcepts(s)
 
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabel("Data source"), s.newConvBtn, s.sourceSel),
@@ -342,6 +345,12 @@ func (s *CohortScreen) Ask(question string) {
 
 // ask runs a question on p.
 func (s *CohortScreen) ask(p app.CohortSession, question string) {
+	s.askRequest(p, cohort.Request{Question: question, History: append([]cohort.Turn(nil), s.history...)})
+}
+
+// askRequest runs a request on p; once answered, the conversation is the
+// request's history and this turn.
+func (s *CohortScreen) askRequest(p app.CohortSession, req cohort.Request) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.cancel = cancel
 	s.askBtn.Disable()
@@ -356,7 +365,7 @@ func (s *CohortScreen) ask(p app.CohortSession, question string) {
 	s.setChart(nil)
 	s.sqlEntry.SetText("")
 	s.busy(true, "Thinking…")
-	req := cohort.Request{Question: question, History: append([]cohort.Turn(nil), s.history...)}
+	s.concepts.asked(req)
 	go func() {
 		ans, err := p.Ask(ctx, req, func(e cohort.Event) {
 			// Events arrive on this goroutine; widgets change on the UI one.
@@ -370,7 +379,7 @@ func (s *CohortScreen) ask(p app.CohortSession, question string) {
 			s.runBtn.Enable()
 			s.showAnswer(ans, err)
 			if ans.Status == cohort.StatusAnswered {
-				s.history = append(s.history, ans.Turn())
+				s.history = append(slices.Clip(req.History), ans.Turn())
 			}
 		})
 	}()
@@ -394,6 +403,8 @@ func (s *CohortScreen) onEvent(e cohort.Event) {
 		s.result.SetResult(e.Result)
 		s.setChart(e.Result)
 		s.tabs.SelectIndex(0)
+	case cohort.EventConcepts:
+		s.concepts.showSets(e.ConceptSets)
 	case cohort.EventDelta:
 		s.answerBuf.WriteString(e.Text)
 		s.answer.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: s.answerBuf.String(), Style: widget.RichTextStyleParagraph}}
@@ -427,6 +438,7 @@ func stageText(stage string) string {
 // showAnswer shows a finished answer (or what a failed run recorded).
 func (s *CohortScreen) showAnswer(ans *cohort.Answer, err error) {
 	s.last = ans
+	s.concepts.showAnswer(ans)
 	if ans == nil {
 		s.status.SetText("Error: " + err.Error())
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/app/impression"
+	"github.com/clinsight/clinsight/app/omop"
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/postgres"
@@ -161,6 +162,16 @@ func (fakeCohortSession) Run(context.Context, *cohort.Answer, string) (*cohort.A
 }
 func (fakeCohortSession) Examples(int) []string { return nil }
 func (fakeCohortSession) Close() error          { return nil }
+func (fakeCohortSession) OMOP() bool            { return false }
+func (fakeCohortSession) SearchConcepts(context.Context, string, string, int) ([]omop.Hit, error) {
+	return nil, cohort.ErrNotOMOP
+}
+func (fakeCohortSession) AddConcept(context.Context, *omop.ConceptSet, int64) error {
+	return cohort.ErrNotOMOP
+}
+func (fakeCohortSession) ExcludeConcepts(context.Context, []omop.ConceptSet, []int64) ([]omop.ConceptSet, error) {
+	return nil, cohort.ErrNotOMOP
+}
 
 func TestCohortScreenWithAFakeService(t *testing.T) {
 	a := newTestApp(t)

@@ -5,6 +5,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clinsight/clinsight/app/omop"
 )
 
 func newConceptsCmd(f *Factory) *cobra.Command {
@@ -43,14 +45,7 @@ func newConceptsCmd(f *Factory) *cobra.Command {
 				if h.MappedFrom != nil {
 					via = fmt.Sprintf("maps from %s %s", h.MappedFrom.Vocabulary, h.MappedFrom.Code)
 				}
-				persons := fmt.Sprint(h.Persons)
-				switch {
-				case h.PersonsUnder > 0:
-					persons = fmt.Sprintf("<%d", h.PersonsUnder)
-				case h.Persons < 0:
-					persons = "-"
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Name, h.Domain, h.Vocabulary, h.Code, persons, via)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Name, h.Domain, h.Vocabulary, h.Code, omop.PersonsText(h.Persons, h.PersonsUnder), via)
 			}
 			return tw.Flush()
 		},

@@ -21,8 +21,9 @@ import (
 type ConceptResolver interface {
 	// ResolveTerms resolves terms to concept sets.
 	ResolveTerms(ctx context.Context, terms []omop.Term) (sets []omop.ConceptSet, unresolved []omop.Term, err error)
-	// Search returns the best standard concepts for a term.
-	Search(ctx context.Context, t omop.Term, limit int) ([]omop.Candidate, error)
+	// SearchHits returns the best standard concepts for a term with the
+	// persons each finds, hiding counts under k.
+	SearchHits(ctx context.Context, t omop.Term, limit, k int) ([]omop.Hit, error)
 	// Concept reads one concept.
 	Concept(ctx context.Context, id int64) (omop.Concept, bool, error)
 	// Refresh recomputes a set's ids and counts after an edit.
@@ -130,13 +131,14 @@ var ErrNotOMOP = errors.New("this data source is not an OMOP CDM database: it ha
 func (p *Pipeline) OMOP() bool { return p.cfg.Concepts != nil }
 
 // SearchConcepts looks a term up in the source's vocabulary (to add a
-// concept to a set): the best standard concepts, at most limit; domain may
-// be "".
-func (p *Pipeline) SearchConcepts(ctx context.Context, text, domain string, limit int) ([]omop.Candidate, error) {
+// concept to a set): the best standard concepts with the persons each
+// finds (hidden under the source's minimum cell size), at most limit;
+// domain may be "".
+func (p *Pipeline) SearchConcepts(ctx context.Context, text, domain string, limit int) ([]omop.Hit, error) {
 	if p.cfg.Concepts == nil {
 		return nil, ErrNotOMOP
 	}
-	return p.cfg.Concepts.Search(ctx, omop.NewTerm(text, domain), limit)
+	return p.cfg.Concepts.SearchHits(ctx, omop.NewTerm(text, domain), limit, p.cfg.MinPersons)
 }
 
 // AddConcept adds a concept (with its descendants) to a set and
@@ -317,6 +319,33 @@ func (r *run) answerByTemplate(ctx context.Context, why string) (*Answer, error)
 	return ans, nil
 }
 
+// Criterion is one line of a cohort's readable definition.
+type Criterion struct {
+	// Section is "entry event" or "inclusion criterion".
+	Section string
+	// Set names the concept set the line is about.
+	Set string
+	// Text says the criterion in words: "first condition_occurrence
+	// record of concept set "type 2 diabetes"".
+	Text string
+}
+
+// DefinitionCriteria describes a cohort over concept sets as ATLAS does:
+// the entry event is the first event of the first set, and each other set
+// is an inclusion criterion (at least one event of it), one per set.
+func DefinitionCriteria(sets []omop.ConceptSet) []Criterion {
+	out := make([]Criterion, 0, len(sets))
+	for i, s := range sets {
+		table, _, _, _ := omop.EventTable(s.Domain)
+		c := Criterion{Section: "inclusion criterion", Set: s.Name, Text: fmt.Sprintf("has at least one %s record of concept set %q", table, s.Name)}
+		if i == 0 {
+			c.Section, c.Text = "entry event", fmt.Sprintf("first %s record of concept set %q", table, s.Name)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // DefinitionRows describes an answer's cohort as a readable definition for
 // the Definition sheet: the entry event (the first event of the first
 // concept set), the inclusion criteria (an event of each other set) and
@@ -324,15 +353,9 @@ func (r *run) answerByTemplate(ctx context.Context, why string) (*Answer, error)
 // concept name, vocabulary, code, domain, descendants, excluded, persons.
 func DefinitionRows(ans *Answer) (columns []string, rows [][]any) {
 	columns = []string{"section", "concept set", "concept id", "concept name", "vocabulary", "code", "domain", "include descendants", "excluded", "persons in data"}
-	for i, s := range ans.ConceptSets {
-		table, _, _, _ := omop.EventTable(s.Domain)
-		section := "inclusion criterion"
-		text := fmt.Sprintf("has at least one %s record of concept set %q", table, s.Name)
-		if i == 0 {
-			section = "entry event"
-			text = fmt.Sprintf("first %s record of concept set %q", table, s.Name)
-		}
-		rows = append(rows, []any{section, s.Name, nil, text, nil, nil, s.Domain, nil, nil, personsCell(s)})
+	for i, c := range DefinitionCriteria(ans.ConceptSets) {
+		s := ans.ConceptSets[i]
+		rows = append(rows, []any{c.Section, s.Name, nil, c.Text, nil, nil, s.Domain, nil, nil, personsCell(s)})
 	}
 	for _, s := range ans.ConceptSets {
 		for _, it := range s.Items {

@@ -410,6 +410,9 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 		r.call("classify+generate", p.cfg.SQLModel, res, time.Since(t), err)
 	})
 	if err != nil {
+		if k := localllm.KindOf(err); p.cfg.Concepts != nil && (k == localllm.ServerDown || k == localllm.ModelMissing) {
+			return r.answerByTemplate(ctx, localllm.MessageOf(err)) // edited concept sets and no model
+		}
 		if localllm.KindOf(err) == localllm.BadReply || localllm.KindOf(err) == localllm.ContextOverflow {
 			return r.stop(StatusFailed, "The model did not give a usable reply: "+localllm.MessageOf(err)), nil
 		}

@@ -2,6 +2,7 @@ package omop
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -200,3 +201,29 @@ func HideSmallPersons(sets []ConceptSet, k int) {
 // suppression hides under a minimum cell size k: some persons, fewer than
 // k (k ≤ 0 hides nothing).
 func SmallCount(n int64, k int) bool { return k > 0 && n > 0 && n < int64(k) }
+
+// Hit is a concept found by a search, with the persons it finds.
+type Hit struct {
+	Candidate
+	// Persons is the number of persons with an event of the concept
+	// itself (without descendants); -1 when its domain has no event table
+	// or when it is hidden (PersonsUnder).
+	Persons int64
+	// PersonsUnder, when positive, says Persons is hidden because fewer
+	// than PersonsUnder persons have an event of the concept (an
+	// aggregate-only source's minimum cell size).
+	PersonsUnder int
+}
+
+// PersonsText writes a person count as the front ends show it: "<k" when
+// hidden by small-cell suppression (under > 0), "-" when not counted
+// (n < 0), else the number.
+func PersonsText(n int64, under int) string {
+	switch {
+	case under > 0:
+		return "<" + strconv.Itoa(under)
+	case n < 0:
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
+}

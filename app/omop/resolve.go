@@ -666,3 +666,25 @@ func (r *Resolver) Persons(ctx context.Context, domain string, ids []int64) (int
 	}
 	return n, nil
 }
+
+// SearchHits is Search with the persons each concept finds (itself,
+// without descendants); counts of fewer than k persons (but some) are
+// hidden, as an aggregate-only source's minimum cell size asks (k ≤ 0
+// hides nothing).
+func (r *Resolver) SearchHits(ctx context.Context, t Term, limit, k int) ([]Hit, error) {
+	cands, err := r.Search(ctx, t, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Hit, len(cands))
+	for i, c := range cands {
+		out[i].Candidate = c
+		if out[i].Persons, err = r.Persons(ctx, c.Domain, []int64{c.ID}); err != nil {
+			return nil, err
+		}
+		if SmallCount(out[i].Persons, k) {
+			out[i].Persons, out[i].PersonsUnder = -1, k
+		}
+	}
+	return out, nil
+}
