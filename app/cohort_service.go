@@ -36,6 +36,11 @@ type CohortSession interface {
 	Ask(ctx context.Context, req cohort.Request, on func(cohort.Event)) (*cohort.Answer, error)
 	// Run re-runs an (edited) statement read-only after prev.
 	Run(ctx context.Context, prev *cohort.Answer, query string) (*cohort.Answer, error)
+	// Attrition counts the patients after each criterion of an answer
+	// written as a chain of criteria, with the steps of off switched off
+	// (numbers from 1), read-only and without asking the model
+	// (cohort.Pipeline.Attrition; recorded in the audit trail).
+	Attrition(ctx context.Context, ans *cohort.Answer, off []int, onProgress progress.Func) (*cohort.Attrition, error)
 	// Examples returns up to n example questions.
 	Examples(n int) []string
 	Close() error
@@ -206,6 +211,7 @@ func (c *Cohort) Pipeline(ctx context.Context, src Source, opts CohortOptions) (
 			return ws.discloseCohort(ctx, src, query, res)
 		},
 		MinPersons: ws.minPersons(src),
+		Profile:    src.Kind, // the patient column of the attrition counts
 	})
 	if err != nil {
 		runner.Close()

@@ -160,6 +160,9 @@ func (fakeCohortSession) Ask(_ context.Context, req cohort.Request, on func(coho
 func (fakeCohortSession) Run(context.Context, *cohort.Answer, string) (*cohort.Answer, error) {
 	return &cohort.Answer{Status: cohort.StatusError, Message: "refused"}, errors.New("refused")
 }
+func (fakeCohortSession) Attrition(context.Context, *cohort.Answer, []int, progress.Func) (*cohort.Attrition, error) {
+	return nil, cohort.ErrNoChain
+}
 func (fakeCohortSession) Examples(int) []string { return nil }
 func (fakeCohortSession) Close() error          { return nil }
 func (fakeCohortSession) OMOP() bool            { return false }

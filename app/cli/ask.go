@@ -24,6 +24,7 @@ func newAskCmd(f *Factory) *cobra.Command {
 		asJSON          bool
 		k, attempts     int
 		exclude         []int64 // OMOP: concept ids removed from the concept sets
+		withoutSteps    []int   // criteria of the attrition switched off
 		exp             app.ExportOptions
 	)
 	cmd := &cobra.Command{
@@ -69,6 +70,9 @@ without SQL.`,
 					streamed = true
 				}
 			})
+			if err := switchStepsOff(ctx, p, ans, withoutSteps); err != nil { // ask_attrition.go
+				return err
+			}
 			if xlsx != "" && ans.Result != nil {
 				exp.Source, exp.Version = src, f.Version
 				sum, err := ws.Cohort().Export(ctx, xlsx, ans, exp)
@@ -107,6 +111,7 @@ without SQL.`,
 	cmd.Flags().IntVar(&k, "k", cohort.DefaultTopK, "tables retrieved")
 	cmd.Flags().IntVar(&attempts, "max-attempts", cohort.DefaultMaxAttempts, "statements tried before giving up")
 	cmd.Flags().Int64SliceVar(&exclude, "exclude-concept", nil, "OMOP sources: remove this concept id from the question's concept sets (repeatable)")
+	cmd.Flags().IntSliceVar(&withoutSteps, "without-step", nil, "switch criterion N of the attrition table off and count again without the model (repeatable)")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
 }
@@ -132,6 +137,8 @@ func writeAnswerText(w io.Writer, ans *cohort.Answer, streamed bool) {
 		fmt.Fprintln(w, ans.Message)
 	}
 	writeConceptSets(w, ans) // OMOP sources (ask_omop.go)
+	// A cohort written as a chain of criteria (ask_attrition.go).
+	writeAttrition(w, ans.Attrition)
 	if ans.SQL != "" {
 		fmt.Fprintf(w, "\nSQL:\n  %s\n", strings.ReplaceAll(ans.SQL, "\n", "\n  "))
 	}
@@ -205,6 +212,9 @@ type askJSON struct {
 	// ExplainedFrom says what the explanation was written from when not
 	// the exact result: "suppressed result" or "row count".
 	ExplainedFrom string `json:"explained_from,omitempty"`
+	// Attrition is the patients left after each criterion of a cohort
+	// written as a chain of criteria (ask_attrition.go).
+	Attrition *cohort.Attrition `json:"attrition,omitempty"`
 }
 
 // answerJSON converts an answer to its --json shape.
@@ -214,7 +224,7 @@ func answerJSON(ans *cohort.Answer) askJSON {
 		Answer: ans.Explanation, Unverified: []string{}, Numbers: ans.Numbers, SQL: ans.SQL, Attempts: ans.Attempts,
 		Tables: []cohort.TableScore{}, Columns: []string{}, Rows: [][]any{}, LLMCalls: ans.Calls(), Tokens: ans.Usage.Tokens(),
 		ElapsedMS: ans.Elapsed.Milliseconds(), NonLLMMS: ans.NonLLMTime().Milliseconds(), DataSource: ans.DataSource,
-		ModelsUsed: ans.Models, StageTiming: ans.Stages,
+		ModelsUsed: ans.Models, StageTiming: ans.Stages, Attrition: ans.Attrition,
 	}
 	switch {
 	case ans.Disclosure.RowsWithheld:

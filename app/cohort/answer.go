@@ -212,6 +212,9 @@ type Answer struct {
 	// Disclosure says what disclosure control did to Result and to what
 	// the explaining model saw (Config.Disclose).
 	Disclosure Disclosure `json:"disclosure"`
+	// Attrition is the patients left after each criterion when SQL is a
+	// chain of criteria (ParseChain); nil otherwise.
+	Attrition *Attrition `json:"attrition,omitempty"`
 }
 
 // Disclosure records the disclosure control of an answer (issue 13).
@@ -349,6 +352,9 @@ const (
 	EventDelta EventKind = "delta"
 	// EventConcepts: the concept sets were resolved (ConceptSets is set).
 	EventConcepts EventKind = "concepts"
+	// EventAttrition: the attrition of a chain of criteria was counted
+	// (Attrition is set).
+	EventAttrition EventKind = "attrition"
 )
 
 // Event reports progress of a question to a front end, in order, on the
@@ -363,6 +369,8 @@ type Event struct {
 	Text      string
 	// ConceptSets are the resolved concept sets (EventConcepts).
 	ConceptSets []omop.ConceptSet
+	// Attrition is the attrition table (EventAttrition).
+	Attrition *Attrition
 }
 
 // digestChars bounds a result digest, which goes into the prompt of every

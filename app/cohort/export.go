@@ -77,6 +77,10 @@ func ExportWorkbookWith(ctx context.Context, path string, ans *Answer, appVersio
 		}
 		tables = append(tables, export.Table{Name: "Definition", Columns: cols, Rows: rowsOf(rows)})
 	}
+	attrition := ans.Attrition.Under(opts.MinCell) // a chain of criteria (attrition.go)
+	if attrition != nil && len(attrition.Steps) > 0 {
+		tables = append(tables, AttritionSheet(attrition))
+	}
 	prov := export.Provenance{AppVersion: appVersion, DataSource: ans.DataSource, Query: ans.SQL, Models: ans.Models, Created: time.Now()}
 	prov.Add("Question", ans.Question)
 	prov.Add("Status", string(ans.Status))
@@ -119,6 +123,9 @@ func ExportWorkbookWith(ctx context.Context, path string, ans *Answer, appVersio
 	}
 	if ans.Message != "" {
 		prov.Add("Note", ans.Message)
+	}
+	if attrition != nil && len(attrition.Steps) > 0 {
+		prov.Add("Attrition", attrition.Summary())
 	}
 	if len(ans.ConceptSets) > 0 {
 		prov.Add("Concept sets (ATLAS JSON)", filepath.Base(ConceptSetsPath(path)))

@@ -137,5 +137,7 @@ func looksLikeSQL(text string) bool {
 	case "SELECT", "FROM", "WHERE", "JOIN", "LEFT", "INNER", "GROUP", "ORDER", "HAVING", "LIMIT", "UNION", "AND", "OR", "ON", "WITH", "AS", "CASE", "WHEN", "END", ")", "EXCEPT", "INTERSECT":
 		return true
 	}
-	return strings.HasPrefix(text, ")") || strings.HasPrefix(text, ",")
+	// A comment continues the statement (the criteria of a chain are
+	// written as comments before its steps).
+	return strings.HasPrefix(text, ")") || strings.HasPrefix(text, ",") || strings.HasPrefix(text, "--") || strings.HasPrefix(text, "/*")
 }

@@ -97,9 +97,13 @@ type Config struct {
 	// explains results as they are.
 	Disclose func(ctx context.Context, query string, res *datasets.Result) (Disclosed, error)
 	// MinPersons, when positive, hides the concept sets' person counts
-	// under it (omop.HideSmallPersons): the minimum cell size of an
-	// aggregate-only source.
+	// under it (omop.HideSmallPersons), and the attrition counts: the
+	// minimum cell size of an aggregate-only source.
 	MinPersons int
+	// Profile is the source's kind or profile (disclosure.Profile): which
+	// column identifies a patient when the attrition is counted; "" tries
+	// the usual names.
+	Profile string
 }
 
 // disclose applies Config.Disclose.
@@ -447,6 +451,13 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 	}
 	ans.Result, ans.Disclosure, result = shown.Shown, shown.Info, shown.Explain
 	r.emit(Event{Kind: EventResult, Result: ans.Result, SQL: ans.SQL})
+	// 6b. Attrition: the patients left after each criterion of a chain.
+	if err := p.attrition(ctx, ans, r.timed); err != nil {
+		return r.fail(err)
+	}
+	if ans.Attrition != nil {
+		r.emit(Event{Kind: EventAttrition, Attrition: ans.Attrition})
+	}
 
 	// 7. Explain, streamed, then check its numbers.
 	var text strings.Builder
@@ -654,7 +665,7 @@ func (p *Pipeline) Run(ctx context.Context, prev *Answer, query string) (*Answer
 		ans = &cp
 		ans.Attempts = slices.Clone(prev.Attempts)
 		ans.Explanation, ans.Numbers, ans.Result, ans.Message = "", nil, nil, ""
-		ans.Status = StatusFailed
+		ans.Status, ans.Attrition = StatusFailed, nil
 	}
 	query = p.facts.applyNow(strings.TrimSpace(query))
 	at := Attempt{Number: len(ans.Attempts) + 1, Source: "user", SQL: query}
@@ -684,6 +695,9 @@ func (p *Pipeline) Run(ctx context.Context, prev *Answer, query string) (*Answer
 	ans.Attempts = append(ans.Attempts, at)
 	ans.SQL, ans.Result, ans.Disclosure, ans.Status = query, shown.Shown, shown.Info, StatusAnswered
 	ans.Message = "Edited query: the explanation is not updated for it."
+	if err := p.attrition(ctx, ans, func(_ string, f func()) { f() }); err != nil {
+		return ans, err
+	}
 	return ans, nil
 }
 
