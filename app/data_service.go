@@ -70,6 +70,10 @@ type DataService interface {
 	// patient-level result only when confirmed (a *disclosure.PatientLevelError
 	// names its identifier columns otherwise), its identifiers pseudonymised.
 	Export(ctx context.Context, path string, res *datasets.Result, prov export.Provenance, opts ExportOptions) (export.Summary, error)
+	// ExportQuery runs a statement again and exports its result as Export
+	// does, reading the rows from the database as they are written when
+	// the result is patient-level (see Data.ExportQuery).
+	ExportQuery(ctx context.Context, path string, src Source, query string, limits datasets.RunnerOptions, prov export.Provenance, opts ExportOptions) (QueryExport, error)
 	// Policy returns a source's disclosure policy; SetPolicy changes it.
 	Policy(src Source) disclosure.Policy
 	SetPolicy(name string, p disclosure.Policy) error

@@ -320,14 +320,15 @@ func (s *DataScreen) exportResult(path string, opts app.ExportOptions) {
 	src := s.sources[s.source]
 	prov := export.Provenance{AppVersion: s.version, DataSource: s.data.Describe(src), Query: query, Created: time.Now()}
 	prov.Add("Data source name", src.Name)
-	prov.Add("Rows", len(res.Rows))
+	var written int64
 	runTask(s.ctx, s.window, "Export to Excel", func(ctx context.Context, report progress.Func) error {
-		total := int64(len(res.Rows))
+		total := int64(len(res.Rows)) // the rows shown; the export reads the query's rows again, from the database
 		opts.Source, opts.Query = src, query
 		opts.Progress = func(n int64) {
-			report(progress.Report{Stage: "Writing " + path, Done: n, Total: total, Unit: "rows"})
+			report(progress.Report{Stage: "Writing " + path, Done: n, Total: max(total, n), Unit: "rows"})
 		}
-		_, err := s.data.Export(ctx, path, res, prov, opts)
+		qe, err := s.data.ExportQuery(ctx, path, src, query, datasets.RunnerOptions{}, prov, opts)
+		written = qe.Summary.Rows
 		return err
 	}, func(err error) {
 		if pl := patientLevelOf(err); pl != nil && !opts.PatientLevel {
@@ -340,8 +341,8 @@ func (s *DataScreen) exportResult(path string, opts app.ExportOptions) {
 			showError(s.window, err)
 			return
 		}
-		s.resultStatus.SetText(resultSummary(res) + fmt.Sprintf("\nExported %s rows to %s", formatCount(int64(len(res.Rows))), path))
-		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %s rows to %s", formatCount(int64(len(res.Rows))), path), s.window)
+		s.resultStatus.SetText(resultSummary(res) + fmt.Sprintf("\nExported %s rows to %s", formatCount(written), path))
+		dialog.ShowInformation("Export to Excel", fmt.Sprintf("Wrote %s rows to %s", formatCount(written), path), s.window)
 	})
 }
 
