@@ -363,3 +363,14 @@ func (r *PrescreenResult) TrialOrder() []int {
 	})
 	return idx
 }
+
+// PrescreenProvider is a cohort service that also offers trial
+// pre-screening: the Cohort screen finds the service through it.
+type PrescreenProvider interface {
+	Prescreener() PrescreenService
+}
+
+var _ PrescreenProvider = (*Cohort)(nil)
+
+// Prescreener returns the workspace's pre-screening service.
+func (c *Cohort) Prescreener() PrescreenService { return c.ws.Prescreen() }

@@ -71,10 +71,11 @@ type CohortScreen struct {
 	tried     []cohort.Attempt
 	history   []cohort.Turn
 	cancel    context.CancelFunc
-	// attrition is the Attrition tab (cohort_attrition.go).
-	attrition *cohortAttrition
 	extras    *cohortExtras   // Table 1 and saved cohorts (cohort_table1.go)
 	concepts  *cohortConcepts // OMOP concept sets (cohort_concepts.go)
+
+	// prescreen is the Trial pre-screening tab (cohort_prescreen.go).
+	prescreen *cohortPrescreen
 
 	mu  sync.Mutex
 	gen int // source generation: late pipelines are dropped
@@ -162,8 +163,8 @@ func NewCohortScreen(ctx context.Context, cohorts app.CohortService, w fyne.Wind
 		container.NewTabItem("Tables", s.tables),
 	)
 	s.addCohortExtras() // Table 1 and Saved cohorts tabs (cohort_table1.go)
-	// The Attrition tab (cohort_attrition.go).
-	s.attrition = s.addAttrition()
+	// The Trial pre-screening tab (cohort_prescreen.go).
+	s.addPrescreen()
 	s.concepts = newCohortConcepts(s)
 
 	top := container.NewVBox(
@@ -435,8 +436,6 @@ func stageText(stage string) string {
 		return "Explaining the result…"
 	case "verify":
 		return "Checking the numbers of the answer…"
-	case "attrition":
-		return "Counting the patients after each criterion…"
 	}
 	return stage + "…"
 }
@@ -444,7 +443,6 @@ func stageText(stage string) string {
 // showAnswer shows a finished answer (or what a failed run recorded).
 func (s *CohortScreen) showAnswer(ans *cohort.Answer, err error) {
 	s.last = ans
-	s.attrition.showAnswer(ans)
 	s.concepts.showAnswer(ans)
 	if ans == nil {
 		s.status.SetText("Error: " + err.Error())
@@ -610,7 +608,6 @@ func (s *CohortScreen) runSQL(p app.CohortSession, query string) {
 			s.busy(false, "")
 			s.runBtn.Enable()
 			s.last = ans
-			s.attrition.showAnswer(ans)
 			s.tried = ans.Attempts
 			s.attempts.Refresh()
 			if err != nil {
