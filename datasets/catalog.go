@@ -173,6 +173,11 @@ type TableDoc struct {
 	// Synonyms are words a clinician may use for the table's content
 	// ("blood test" for a lab table).
 	Synonyms []string
+	// Vocabulary maps a word of a question to the terms the schema uses for
+	// it in this table ("ward": "transfer careunit"): the curated profile's
+	// own query expansion (see docs/README.md). Empty for generated
+	// documentation.
+	Vocabulary map[string]string
 	// Examples are questions the table helps answer, in clinicians' words.
 	Examples []string
 	// Source is the profile the documentation comes from, or

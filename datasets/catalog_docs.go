@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"sort"
 	"strings"
@@ -57,6 +58,12 @@ type tableDocFile struct {
 	Joins []string `yaml:"joins"`
 	// Synonyms are clinicians' words for the table's content.
 	Synonyms []string `yaml:"synonyms"`
+	// Vocabulary maps a word of a question to the terms this schema uses
+	// for it in this table ("ward": "transfer careunit"): the schema's own
+	// query expansion, applied only to databases that use the profile. The
+	// cohort pipeline's general medical vocabulary is in code
+	// (app/cohort/thesaurus.go).
+	Vocabulary map[string]string `yaml:"vocabulary"`
 	// Examples are questions the table helps answer.
 	Examples []string `yaml:"examples"`
 	// Disclosure marks columns for disclosure control: column name to
@@ -131,6 +138,14 @@ func parseSchemaDoc(data []byte) (schemaDoc, error) {
 			}
 			if class != DisclosureIdentifier && class != DisclosureQuasiIdentifier {
 				return d, fmt.Errorf("profile %s: disclosure of %s.%s: %q is neither %q nor %q", d.Profile, name, c, class, DisclosureIdentifier, DisclosureQuasiIdentifier)
+			}
+		}
+		for w, terms := range t.Vocabulary {
+			if w != strings.ToLower(w) || len(strings.Fields(w)) != 1 {
+				return d, fmt.Errorf("profile %s: vocabulary of %s: %q must be one lower-case word", d.Profile, name, w)
+			}
+			if strings.TrimSpace(terms) == "" {
+				return d, fmt.Errorf("profile %s: vocabulary of %s: %q has no terms", d.Profile, name, w)
 			}
 		}
 		cols := map[string]bool{}
@@ -234,6 +249,7 @@ func applyDocs(cat *Catalog, docs []schemaDoc) {
 		}
 	}
 	used := make([]int, len(docs))
+	lx := newNameLexicon(cat)
 	for ti := range cat.Tables {
 		t := &cat.Tables[ti]
 		best := -1
@@ -247,12 +263,12 @@ func applyDocs(cat *Catalog, docs []schemaDoc) {
 			}
 		}
 		if best < 0 {
-			generateDoc(cat, t)
+			generateDoc(cat, t, lx)
 			continue
 		}
 		used[best]++
 		td, _ := docs[best].table(t.Name)
-		curatedDoc(cat, t, td, docs[best].Profile)
+		curatedDoc(cat, t, td, docs[best].Profile, lx)
 	}
 
 	cat.Profiles = nil
@@ -290,7 +306,7 @@ func docBetter(a, b docChoice, perProfile []int) bool {
 // curatedDoc documents a table from its curated doc; columns the doc does
 // not know get generated meanings, and joins naming a table the database
 // lacks are left out (a MIMIC-IV subset has no icustays to join).
-func curatedDoc(cat *Catalog, t *Table, td tableDocFile, profile string) {
+func curatedDoc(cat *Catalog, t *Table, td tableDocFile, profile string, lx *nameLexicon) {
 	var joins []string
 	for _, j := range td.Joins {
 		ok := true
@@ -307,6 +323,7 @@ func curatedDoc(cat *Catalog, t *Table, td tableDocFile, profile string) {
 		Description: docOneLine(td.Description),
 		Joins:       joins,
 		Synonyms:    append([]string(nil), td.Synonyms...),
+		Vocabulary:  maps.Clone(td.Vocabulary),
 		Examples:    append([]string(nil), td.Examples...),
 		Source:      profile,
 	}
@@ -321,15 +338,18 @@ func curatedDoc(cat *Catalog, t *Table, td tableDocFile, profile string) {
 		if m, ok := td.column(c.Name); ok {
 			c.Doc = docOneLine(m)
 		} else {
-			c.Doc = generatedColumnDoc(t, c)
+			c.Doc = generatedColumnDoc(t, c, lx)
 		}
 	}
 }
 
 // generateDoc documents a table that matches no known schema from its name,
-// columns, keys and row count.
-func generateDoc(cat *Catalog, t *Table) {
-	words := docNameWords(t.Name)
+// columns, keys and row count: the words of its name (split into known words
+// by lx, abbreviations written out) are its synonyms, and each column's are
+// its meaning.
+func generateDoc(cat *Catalog, t *Table, lx *nameLexicon) {
+	split := lx.words(t.Name)
+	words := strings.Join(split, " ")
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %q", docKindNoun(t.Kind), t.Name)
 	if words != strings.ToLower(t.Name) {
@@ -356,15 +376,20 @@ func generateDoc(cat *Catalog, t *Table) {
 	if words != strings.ToLower(t.Name) {
 		t.Doc.Synonyms = []string{words}
 	}
+	if full, ok := expandAbbreviations(split); ok {
+		t.Doc.Synonyms = append(t.Doc.Synonyms, strings.Join(full, " "))
+	}
 	for i := range t.Columns {
-		t.Columns[i].Doc = generatedColumnDoc(t, &t.Columns[i])
+		t.Columns[i].Doc = generatedColumnDoc(t, &t.Columns[i], lx)
 	}
 }
 
-// generatedColumnDoc describes a column from its name and keys (the type is
-// shown beside the meaning wherever the meaning is shown).
-func generatedColumnDoc(t *Table, c *TableColumn) string {
-	parts := []string{docNameWords(c.Name)}
+// generatedColumnDoc describes a column from the words of its name (split
+// into known words by lx, abbreviations written out) and its keys (the type
+// is shown beside the meaning wherever the meaning is shown).
+func generatedColumnDoc(t *Table, c *TableColumn, lx *nameLexicon) string {
+	words, _ := expandAbbreviations(lx.words(c.Name))
+	parts := []string{strings.Join(words, " ")}
 	if c.PrimaryKey > 0 {
 		parts = append(parts, "primary key")
 	}
@@ -382,7 +407,8 @@ func generatedColumnDoc(t *Table, c *TableColumn) string {
 // foreign keys of other tables that reference it, and, for tables not linked
 // so, key-like columns ("subject_id", "PatientID") of the same name in other
 // tables (undeclared keys, common in CSV imports), at most maxSharedJoins of
-// those. A bare "id" is each table's own key, never a shared one.
+// those. A bare "id" is each table's own key, never a shared one, and so is
+// a column that is the primary key of both tables (docOwnKey).
 func generatedJoins(cat *Catalog, t *Table) []string {
 	const maxSharedJoins = 6
 	var joins []string
@@ -411,13 +437,21 @@ func generatedJoins(cat *Catalog, t *Table) []string {
 			if strings.EqualFold(o.Name, t.Name) || linked[strings.ToLower(o.Name)] {
 				continue
 			}
-			if _, ok := o.Column(c.Name); ok {
+			if _, ok := o.Column(c.Name); ok && !(docOwnKey(t, c.Name) && docOwnKey(&o, c.Name)) {
 				joins = append(joins, docJoinText(t.Name, []string{c.Name}, o.Name, []string{c.Name}))
 				shared++
 			}
 		}
 	}
 	return joins
+}
+
+// docOwnKey reports whether column is the whole primary key of t: two tables
+// each keyed by a column of the same name ("row_id" numbering each table's
+// rows) do not join on it.
+func docOwnKey(t *Table, column string) bool {
+	pk := t.primaryKey()
+	return len(pk) == 1 && strings.EqualFold(pk[0], column)
 }
 
 // docJoinTables returns the table names a join text refers to as

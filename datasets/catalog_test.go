@@ -104,7 +104,7 @@ func TestCatalogIntrospection(t *testing.T) {
 		{
 			table: "patients", rows: 50,
 			cols: map[string]col{
-				"id":   {typ: "INTEGER", pk: 1, docWords: "id; primary key"},
+				"id":   {typ: "INTEGER", pk: 1, docWords: "identifier; primary key"},
 				"sex":  {typ: "TEXT", notNull: true, dflt: "'U'", samples: []string{"F", "M"}, docWords: "sex"},
 				"name": {typ: "VARCHAR(40)", docWords: "name"}, // 50 distinct values: above the threshold
 			},
@@ -113,7 +113,7 @@ func TestCatalogIntrospection(t *testing.T) {
 		{
 			table: "visits", rows: 50,
 			cols: map[string]col{
-				"patient_id": {typ: "INTEGER", notNull: true, pk: 1, docWords: "patient id; primary key; references patients.id"},
+				"patient_id": {typ: "INTEGER", notNull: true, pk: 1, docWords: "patient identifier; primary key; references patients.id"},
 				"visit_no":   {typ: "INTEGER", pk: 2, docWords: "visit no; primary key"},
 				"ward":       {typ: "TEXT", samples: []string{"icu", "medicine", "surgery"}, docWords: "ward"},
 				"note":       {typ: "", samples: []string{"follow-up"}, docWords: "note"}, // untyped: only its text values
@@ -124,8 +124,8 @@ func TestCatalogIntrospection(t *testing.T) {
 		{
 			table: "labs", rows: 50,
 			cols: map[string]col{
-				"lab_id":     {typ: "INTEGER", pk: 1, docWords: "lab id; primary key"},
-				"patient_id": {typ: "INTEGER", docWords: "patient id; references visits.patient_id"},
+				"lab_id":     {typ: "INTEGER", pk: 1, docWords: "laboratory identifier; primary key"},
+				"patient_id": {typ: "INTEGER", docWords: "patient identifier; references visits.patient_id"},
 				"visit_no":   {typ: "INTEGER", docWords: "visit no; references visits.visit_no"},
 				"code":       {typ: "CHAR(8)", docWords: "code"},
 				"value":      {typ: "REAL", docWords: "value"}, // not text: never sampled
@@ -141,7 +141,7 @@ func TestCatalogIntrospection(t *testing.T) {
 		},
 		{
 			table: "female", rows: -1, // views are not counted by default
-			cols: map[string]col{"id": {typ: "INTEGER", docWords: "id"}, "name": {typ: "VARCHAR(40)", docWords: "name"}},
+			cols: map[string]col{"id": {typ: "INTEGER", docWords: "identifier"}, "name": {typ: "VARCHAR(40)", docWords: "name"}},
 		},
 		{
 			table: "notes_fts", rows: 2,
@@ -339,7 +339,7 @@ func TestCatalogTextAndDocument(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Table visits, 50 rows.",
-		"- patient_id (patient id) INTEGER: patient id; primary key; references patients.id",
+		"- patient_id (patient id) INTEGER: patient identifier; primary key; references patients.id",
 		"- ward TEXT: ward Values: icu, medicine, surgery.",
 		"Joins:\n- visits.patient_id = patients.id\n",
 	} {
@@ -351,7 +351,7 @@ func TestCatalogTextAndDocument(t *testing.T) {
 	text := cat.Text("VISITS", "no_such_table", "visits", "labs")
 	want := `-- visits (50 rows): Table "visits" with 4 columns and 50 rows. One row per patient_id, visit_no. References patients. No curated documentation: described from the database schema.
 CREATE TABLE visits (
-  patient_id INTEGER NOT NULL, -- patient id; primary key; references patients.id
+  patient_id INTEGER NOT NULL, -- patient identifier; primary key; references patients.id
   visit_no INTEGER, -- visit no; primary key
   ward TEXT, -- ward Values: 'icu', 'medicine', 'surgery'.
   note, -- note Values: 'follow-up'.
@@ -362,7 +362,7 @@ CREATE TABLE visits (
 	if !strings.HasPrefix(text, want) {
 		t.Errorf("Text() =\n%s\nwant prefix\n%s", text, want)
 	}
-	if strings.Count(text, "CREATE TABLE") != 2 || !strings.Contains(text, "CREATE TABLE labs (\n  lab_id INTEGER PRIMARY KEY, -- lab id; primary key\n") {
+	if strings.Count(text, "CREATE TABLE") != 2 || !strings.Contains(text, "CREATE TABLE labs (\n  lab_id INTEGER PRIMARY KEY, -- laboratory identifier; primary key\n") {
 		t.Errorf("Text() should describe visits then labs once each:\n%s", text)
 	}
 	all := cat.Text()
