@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clinsight/clinsight/internal/progress"
 )
@@ -320,4 +322,23 @@ func FuzzParseChain(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDefinitionKeepsTheCriteriaInWords: a saved definition of a cohort
+// written as criteria lists them in words, base population first.
+func TestDefinitionKeepsTheCriteriaInWords(t *testing.T) {
+	f := newFixture(t, Config{})
+	a, err := f.p.Attrition(context.Background(), &Answer{SQL: chainSQL}, []int{2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDefinition(&Answer{Question: "older women", SQL: chainSQL, Attrition: a}, "", DefinitionSource{Name: "demo"},
+		DefinitionCounts{Rows: 1, Patients: -1}, time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"all admitted patients", "women", "aged 65 or more", "with hypertension, coronary disease or acute kidney failure", "on acetaminophen"}
+	if !slices.Equal(d.Criteria, want) {
+		t.Errorf("criteria %q, want %q", d.Criteria, want)
+	}
 }

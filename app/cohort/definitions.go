@@ -224,6 +224,11 @@ func Criteria(ans *Answer) []string {
 	for _, cs := range ans.ConceptSets {
 		out = append(out, cs.Name)
 	}
+	if len(out) == 0 && ans.Attrition != nil { // a chain of criteria, in words (attrition.go)
+		for _, s := range ans.Attrition.Steps {
+			out = append(out, s.Criterion)
+		}
+	}
 	if len(out) == 0 {
 		out = cteNames(ans.SQL)
 	}
