@@ -418,10 +418,12 @@ func (r *reader) demographics(ids string) string {
 func (r *reader) diagnosesSQL(ids string) string {
 	limit := strconv.Itoa(MaxDiagnoses)
 	if r.s.omop {
+		// Unmapped conditions (concept 0) keep their source code.
+		code := "COALESCE(CASE WHEN c.condition_concept_id <> 0 THEN CAST(c.condition_concept_id AS VARCHAR(20)) END, c.condition_source_value)"
 		return "SELECT person_id, visit_occurrence_id, code, title, st, en FROM (SELECT x.*, ROW_NUMBER() OVER (PARTITION BY person_id ORDER BY st DESC, code) AS n FROM (" +
-			"SELECT c.person_id, c.visit_occurrence_id, CAST(c.condition_concept_id AS VARCHAR(20)) AS code, cc.concept_name AS title, c.condition_start_date AS st, c.condition_end_date AS en, " +
-			"ROW_NUMBER() OVER (PARTITION BY c.person_id, c.condition_concept_id ORDER BY c.condition_start_date DESC) AS r " +
-			"FROM condition_occurrence c LEFT JOIN concept cc ON cc.concept_id = c.condition_concept_id WHERE c.person_id IN (" + ids + ") AND c.condition_concept_id <> 0) x WHERE r = 1) y WHERE n <= " + limit + " ORDER BY person_id, n"
+			"SELECT c.person_id, c.visit_occurrence_id, " + code + " AS code, CASE WHEN c.condition_concept_id <> 0 THEN cc.concept_name END AS title, c.condition_start_date AS st, c.condition_end_date AS en, " +
+			"ROW_NUMBER() OVER (PARTITION BY c.person_id, " + code + " ORDER BY c.condition_start_date DESC) AS r " +
+			"FROM condition_occurrence c LEFT JOIN concept cc ON cc.concept_id = c.condition_concept_id WHERE c.person_id IN (" + ids + ")) x WHERE r = 1 AND code IS NOT NULL) y WHERE n <= " + limit + " ORDER BY person_id, n"
 	}
 	seq, title, join, part := "0", "NULL", "", "d.subject_id, d.icd_code"
 	if r.s.seqNum {
