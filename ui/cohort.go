@@ -71,6 +71,8 @@ type CohortScreen struct {
 	tried     []cohort.Attempt
 	history   []cohort.Turn
 	cancel    context.CancelFunc
+	// attrition is the Attrition tab (cohort_attrition.go).
+	attrition *cohortAttrition
 	extras    *cohortExtras   // Table 1 and saved cohorts (cohort_table1.go)
 	concepts  *cohortConcepts // OMOP concept sets (cohort_concepts.go)
 
@@ -163,6 +165,8 @@ func NewCohortScreen(ctx context.Context, cohorts app.CohortService, w fyne.Wind
 		container.NewTabItem("Tables", s.tables),
 	)
 	s.addCohortExtras() // Table 1 and Saved cohorts tabs (cohort_table1.go)
+	// The Attrition tab (cohort_attrition.go).
+	s.attrition = s.addAttrition()
 	// The Trial pre-screening tab (cohort_prescreen.go).
 	s.addPrescreen()
 	s.concepts = newCohortConcepts(s)
@@ -436,6 +440,8 @@ func stageText(stage string) string {
 		return "Explaining the result…"
 	case "verify":
 		return "Checking the numbers of the answer…"
+	case "attrition":
+		return "Counting the patients after each criterion…"
 	}
 	return stage + "…"
 }
@@ -443,6 +449,7 @@ func stageText(stage string) string {
 // showAnswer shows a finished answer (or what a failed run recorded).
 func (s *CohortScreen) showAnswer(ans *cohort.Answer, err error) {
 	s.last = ans
+	s.attrition.showAnswer(ans)
 	s.concepts.showAnswer(ans)
 	if ans == nil {
 		s.status.SetText("Error: " + err.Error())
@@ -608,6 +615,7 @@ func (s *CohortScreen) runSQL(p app.CohortSession, query string) {
 			s.busy(false, "")
 			s.runBtn.Enable()
 			s.last = ans
+			s.attrition.showAnswer(ans)
 			s.tried = ans.Attempts
 			s.attempts.Refresh()
 			if err != nil {

@@ -3,9 +3,13 @@ package ui
 import (
 	"context"
 	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"github.com/clinsight/clinsight/app"
@@ -140,6 +144,52 @@ func TestCohortScreenAttrition(t *testing.T) {
 	onUI(t, func(t testing.TB) {
 		if len(x.rows) != 0 || len(x.checks.Objects) != 0 || x.status.Text != attritionIntro {
 			t.Errorf("single statistic: rows %q, checks %d, status %q", x.rows, len(x.checks.Objects), x.status.Text)
+		}
+	})
+}
+
+// TestScreenshotCohortAttrition renders the Cohort screen's Attrition tab
+// for a cohort of four criteria on the demo (the main window, the app's
+// theme, Fyne's software painter), checks the picture is drawn and writes
+// it as cohort-attrition.png to screenshotDir ($CLINSIGHT_SCREENSHOT_DIR).
+func TestScreenshotCohortAttrition(t *testing.T) {
+	ws, srv, want := newAttritionDemo(t)
+	mw := newTestMainWindow(t, ws)
+	t.Cleanup(func() { onUI(t, func(testing.TB) { mw.Window.Close() }) })
+	s := mw.Cohort
+	waitUntil(t, "the example questions of the demo source", func() bool { return len(s.examples.Options) > 0 })
+	srv.QueueChat(cohortReply(attritionChain), ollamatest.ChatReply{Content: fmt.Sprintf(
+		"Of the %s admitted patients, %s are women aged 65 or more with hypertension, coronary disease or acute kidney failure who were given acetaminophen.", want[0], want[4])})
+	onUI(t, func(t testing.TB) {
+		if err := mw.Show("cohort"); err != nil {
+			t.Fatal(err)
+		}
+		s.question.SetText("Women aged 65 or more with hypertension, coronary disease or acute kidney failure who were given acetaminophen")
+		test.Tap(s.askBtn)
+	})
+	waitUntil(t, "the answer", func() bool { return strings.Contains(s.status.Text, " attempt(s) · ") && len(s.attrition.rows) == 5 })
+	path := filepath.Join(screenshotDir(t), "cohort-attrition.png")
+	onUI(t, func(t testing.TB) {
+		prev := fyne.CurrentApp().Settings().Theme()
+		fyne.CurrentApp().Settings().SetTheme(NewTheme())
+		defer fyne.CurrentApp().Settings().SetTheme(prev)
+		s.tabs.Select(s.attrition.tab)
+		mw.Window.Resize(fyne.NewSize(1280, 760))
+		mw.Window.Content().Refresh()
+		img := mw.Window.Canvas().Capture()
+		if n := colours(img); n < 8 {
+			t.Errorf("%d colours: a blank picture", n)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
