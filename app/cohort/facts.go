@@ -18,7 +18,14 @@ type Facts struct {
 	// PeriodStart and PeriodEnd bound the data's collection period
 	// ("2015-01-01", "2024-12-31"); "" when unknown.
 	PeriodStart, PeriodEnd string
+	// dialect is the engine's SQL, in which applyNow writes the time
+	// (set by New from Config.Dialect; "" is SQLite).
+	dialect datasets.Dialect
 }
+
+// nowCall finds PostgreSQL's now() (with the character before it, if
+// any, which must not continue a name).
+var nowCall = lazyre.New(`(?i)(?:^|[^\w.'"])now\s*\(\s*\)`)
 
 // fixedNow finds a schema note fixing the current time.
 var fixedNow = lazyre.New(`(?i)current time is (?:fixed (?:at|to) )?'(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?)'`)
@@ -91,9 +98,12 @@ func (f Facts) endYear() int {
 }
 
 // applyNow rewrites the SQL functions that read the clock (current_time,
-// current_date, current_timestamp, 'now') to the data set's fixed current
-// time, outside string literals other than 'now'. Without a fixed time the
-// query is returned unchanged.
+// current_date, current_timestamp, 'now'; on PostgreSQL also
+// localtimestamp and now()) to the data set's fixed current time, outside
+// string literals other than 'now'. SQLite gets text literals, as its
+// dates are text; PostgreSQL typed ones (TIMESTAMP '…', DATE '…'), which
+// interval arithmetic needs. Without a fixed time the query is returned
+// unchanged.
 func (f Facts) applyNow(query string) string {
 	if f.Now == "" {
 		return query
@@ -107,6 +117,10 @@ func (f Facts) applyNow(query string) string {
 		"current_time":      "'" + f.Now + "'",
 		"current_date":      "'" + day + "'",
 	}
+	if f.dialect == datasets.DialectPostgres {
+		ts := "TIMESTAMP '" + f.Now + "'"
+		repl = map[string]string{"current_timestamp": ts, "localtimestamp": ts, "current_time": ts, "current_date": "DATE '" + day + "'"}
+	}
 	var b strings.Builder
 	for _, t := range splitKeepingLiterals(query) {
 		if t.literal {
@@ -117,7 +131,16 @@ func (f Facts) applyNow(query string) string {
 			}
 			continue
 		}
-		b.WriteString(replaceWords(t.text, repl))
+		text := t.text
+		if f.dialect == datasets.DialectPostgres {
+			text = nowCall().ReplaceAllStringFunc(text, func(m string) string {
+				if m[0] != 'n' && m[0] != 'N' { // the character before now(
+					return m[:1] + "current_timestamp"
+				}
+				return "current_timestamp"
+			})
+		}
+		b.WriteString(replaceWords(text, repl))
 	}
 	return b.String()
 }

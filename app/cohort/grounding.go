@@ -215,7 +215,7 @@ type literalRef struct {
 	value      string // the literal's text, quotes removed
 	table      string
 	column     string
-	op         string // "=", "!=", "IN", "NOT IN", "LIKE", "NOT LIKE"
+	op         string // "=", "!=", "IN", "NOT IN", "LIKE", "NOT LIKE", "ILIKE", "NOT ILIKE"
 	fn         string // "LOWER", "UPPER" or "TRIM" when the column is wrapped in it
 	nocase     bool   // COLLATE NOCASE follows the column
 }
@@ -371,10 +371,13 @@ func (g *Grounder) stored(ctx context.Context, ref literalRef, like bool) (bool,
 	}
 	lit := "'" + strings.ReplaceAll(ref.value, "'", "''") + "'"
 	cond := colq + " = " + lit
-	if like {
+	switch {
+	case strings.HasSuffix(ref.op, "ILIKE"): // PostgreSQL's case-insensitive LIKE
+		cond = colq + " ILIKE " + lit
+	case like:
 		cond = colq + " LIKE " + lit
 	}
-	res, err := g.runner.Query(ctx, fmt.Sprintf("SELECT 1 FROM %s WHERE %s LIMIT 1", datasets.QuoteIdent(ref.table), cond))
+	res, err := g.runner.Query(ctx, fmt.Sprintf("SELECT 1 FROM %s WHERE %s LIMIT 1", tableSQL(g.cat, ref.table), cond))
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()

@@ -86,11 +86,16 @@ func tableAliases(src string, toks []datasets.SQLToken, cat *datasets.Catalog) m
 		if !ok {
 			continue
 		}
+		next := k + 1
+		if k+2 < len(toks) && toks[k+1].Text(src) == "." { // schema.table (PostgreSQL)
+			if rel, ok := ident(k + 2); ok {
+				name, next = name+"."+rel, k+3
+			}
+		}
 		tb, ok := cat.Table(name)
 		if !ok {
 			continue
 		}
-		next := k + 1
 		if w, ok := ident(next); ok && strings.EqualFold(w, "AS") && toks[next].Kind == datasets.TokenWord {
 			next++
 		}
@@ -113,7 +118,8 @@ func followsTable(w string) bool {
 }
 
 // operatorBefore returns the comparison a string literal (token i) is the
-// right side of — "=", "!=", "IN", "NOT IN", "LIKE", "NOT LIKE" — and the
+// right side of — "=", "!=", "IN", "NOT IN", "LIKE", "NOT LIKE", "ILIKE",
+// "NOT ILIKE" — and the
 // index of the last token of its left side; "" when it is none of these.
 func operatorBefore(src string, toks []datasets.SQLToken, i int) (string, int) {
 	text := func(k int) string {
@@ -128,11 +134,11 @@ func operatorBefore(src string, toks []datasets.SQLToken, i int) (string, int) {
 		return "=", k - 1
 	case "!=", "<>":
 		return "!=", k - 1
-	case "LIKE":
+	case "LIKE", "ILIKE": // ILIKE: PostgreSQL's case-insensitive LIKE
 		if text(k-1) == "NOT" {
-			return "NOT LIKE", k - 2
+			return "NOT " + text(k), k - 2
 		}
-		return "LIKE", k - 1
+		return text(k), k - 1
 	case ",", "(":
 		for k >= 0 && (text(k) == "," || toks[k].Kind == datasets.TokenString) {
 			k--

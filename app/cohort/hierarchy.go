@@ -2,7 +2,7 @@ package cohort
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,9 +52,10 @@ type tableColumn struct {
 // never NULL in them, shared with other tables where it repeats) and links
 // every table holding that key to its owner: through a documented join or
 // declared foreign key when there is one, else when the values held are
-// found in the owner. db may be nil: then only declared foreign keys and
-// documented joins to a declared primary key count.
-func buildHierarchy(ctx context.Context, db *sql.DB, cat *datasets.Catalog) (*hierarchy, error) {
+// found in the owner. db (the engine's Scanner, in its dialect) may be
+// nil: then only declared foreign keys and documented joins to a declared
+// primary key count.
+func buildHierarchy(ctx context.Context, db datasets.Scanner, cat *datasets.Catalog) (*hierarchy, error) {
 	n := len(cat.Tables)
 	idx := func(name string) int {
 		return slices.IndexFunc(cat.Tables, func(t datasets.Table) bool { return strings.EqualFold(t.Name, name) })
@@ -225,7 +226,7 @@ func reaches(parents [][]int, from, to int, seen map[int]bool) bool {
 // ownsKey reports whether column col of t is a key: declared as the
 // table's only primary-key column, or (with a database) unique and never
 // NULL in a non-empty table of at most maxKeyCheckRows rows.
-func ownsKey(ctx context.Context, db *sql.DB, t *datasets.Table, col string) (bool, error) {
+func ownsKey(ctx context.Context, db datasets.Scanner, t *datasets.Table, col string) (bool, error) {
 	c, ok := t.Column(col)
 	if !ok {
 		return false, nil
@@ -243,26 +244,33 @@ func ownsKey(ctx context.Context, db *sql.DB, t *datasets.Table, col string) (bo
 		return false, nil
 	}
 	q := datasets.QuoteIdent(c.Name)
-	var rows, nonNull, distinct int64
-	err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*), count(%s), count(DISTINCT %s) FROM %s", q, q, datasets.QuoteIdent(t.Name))).
-		Scan(&rows, &nonNull, &distinct)
+	n, err := datasets.ScanInt64s(ctx, db, fmt.Sprintf("SELECT count(*), count(%s), count(DISTINCT %s) FROM %s", q, q, datasets.QualifiedName(t)))
 	if err != nil {
 		return false, fmt.Errorf("check the key %s.%s: %w", t.Name, c.Name, err)
 	}
+	rows, nonNull, distinct := n[0], n[1], n[2]
 	return rows > 0 && nonNull == rows && distinct == rows, nil
 }
 
 // included reports whether the values of col in child are (mostly) found
 // in owner: a sample of up to inclusionSample distinct values, at least
-// minInclusion of them present. An empty child gives false.
-func included(ctx context.Context, db *sql.DB, child, owner *datasets.Table, col string) (bool, error) {
+// minInclusion of them present. An empty child gives false, and so do
+// columns the database cannot compare (PostgreSQL: a text column of one
+// table and an integer of the other).
+func included(ctx context.Context, db datasets.Scanner, child, owner *datasets.Table, col string) (bool, error) {
 	q := datasets.QuoteIdent(col)
-	query := fmt.Sprintf(`SELECT count(*), coalesce(sum(v IN (SELECT %s FROM %s)), 0)
-		FROM (SELECT DISTINCT %s AS v FROM (SELECT %s FROM %s WHERE %s IS NOT NULL LIMIT 20000) LIMIT %d)`,
-		q, datasets.QuoteIdent(owner.Name), q, q, datasets.QuoteIdent(child.Name), q, inclusionSample)
-	var total, found int64
-	if err := db.QueryRowContext(ctx, query).Scan(&total, &found); err != nil {
+	// Written for both dialects: subqueries aliased, no boolean sum.
+	query := fmt.Sprintf(`SELECT count(*), coalesce(sum(CASE WHEN v IN (SELECT %s FROM %s) THEN 1 ELSE 0 END), 0)
+		FROM (SELECT DISTINCT %s AS v FROM (SELECT %s FROM %s WHERE %s IS NOT NULL LIMIT 20000) AS s LIMIT %d) AS d`,
+		q, datasets.QualifiedName(owner), q, q, datasets.QualifiedName(child), q, inclusionSample)
+	n, err := datasets.ScanInt64s(ctx, db, query)
+	if err != nil {
+		var qe *datasets.QueryError
+		if errors.As(err, &qe) && ctx.Err() == nil && db.Dialect() == datasets.DialectPostgres && strings.HasPrefix(qe.SQLState(), "42") {
+			return false, nil // the types do not compare: not the same key
+		}
 		return false, fmt.Errorf("compare %s.%s with %s: %w", child.Name, col, owner.Name, err)
 	}
+	total, found := n[0], n[1]
 	return total > 0 && float64(found) >= minInclusion*float64(total), nil
 }

@@ -14,11 +14,13 @@ import (
 	"github.com/clinsight/clinsight/localllm"
 )
 
-// SQLRunner runs SQL read-only within limits; *datasets.Runner implements
-// it. Every statement a model writes reaches the database through it.
+// SQLRunner runs SQL read-only within limits; *datasets.Runner and every
+// datasets.Engine (the PostgreSQL engine) implement it. Every statement a
+// model writes reaches the database through it.
 type SQLRunner interface {
 	// Check validates a statement without running it: the read-only rules
-	// and SQLite's compilation (syntax, unknown tables and columns).
+	// and the database's own compilation (SQLite's; PostgreSQL's PREPARE
+	// and EXPLAIN): syntax, unknown tables and columns.
 	Check(ctx context.Context, query string) error
 	// Query checks and runs a statement.
 	Query(ctx context.Context, query string) (*datasets.Result, error)
@@ -55,6 +57,10 @@ type Config struct {
 	Chat localllm.Chatter
 	// Runner runs the SQL, read-only. Required.
 	Runner SQLRunner
+	// Dialect is the SQL the runner's engine speaks (Engine.Dialect): the
+	// prompts state it, and the data set's current time is written in it;
+	// "" means SQLite.
+	Dialect datasets.Dialect
 	// Index retrieves the table documentation; its catalog describes the
 	// database. Required.
 	Index *Index
@@ -177,6 +183,7 @@ func New(ctx context.Context, cfg Config) (*Pipeline, error) {
 	} else {
 		p.facts = ReadFacts(ctx, cfg.Runner, p.cat)
 	}
+	p.facts.dialect = cfg.Dialect
 	return p, nil
 }
 
@@ -399,6 +406,7 @@ func (r *run) ask(ctx context.Context, req Request) (*Answer, error) {
 	now, note := p.facts.now(p.cfg.Clock)
 	gen := generateData{Schema: p.cat.Text(ans.Tables()...), Now: now, NowNote: note, Period: p.facts.Period(), Values: ans.Retrieval.Values,
 		ConceptSets: conceptPrompts(ans.ConceptSets)}
+	gen.Engine = p.cfg.Dialect
 	system := render("generate.tmpl", gen)
 	user := render("question.tmpl", questionData{History: req.History, Question: question})
 	var out struct {
@@ -546,7 +554,7 @@ func (r *run) attempts(ctx context.Context, system, question, reply string) (*da
 		switch {
 		case err != nil:
 			at.Stage, at.Error = "extract", "the reply contains no SQL statement"
-			followUp = "Your reply contained no SQL query. Reply with one SQLite SELECT query in a ```sql code block."
+			followUp = "Your reply contained no SQL query. Reply with one " + dialectOf(p.cfg.Dialect).Name + " SELECT query in a ```sql code block."
 		default:
 			query = p.facts.applyNow(query)
 			// Value grounding: literals that match no stored value are

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/clinsight/clinsight/datasets"
 )
 
 // promptFiles holds the prompt templates; each documents the variables it
@@ -38,7 +40,12 @@ type generateData struct {
 	Repair                       bool
 	Values                       []ValueHit
 	ConceptSets                  []conceptSetPrompt
+	// Engine is the dialect of the source's engine ("" is SQLite).
+	Engine datasets.Dialect
 }
+
+// Dialect is what the prompt says about the engine's SQL.
+func (g generateData) Dialect() dialectPrompt { return dialectOf(g.Engine) }
 
 // questionData feeds question.tmpl.
 type questionData struct {

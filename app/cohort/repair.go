@@ -8,15 +8,12 @@ import (
 	"strings"
 
 	"github.com/clinsight/clinsight/datasets"
-	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
-// unknownName matches SQLite's errors about names that do not exist.
-var unknownName = lazyre.New(`no such (column|table|function): ([^\s,;]+)`)
-
 // feedback builds the repair prompt for a failed query: the database's
-// exact error, the full column list of every table the query references
+// exact error (PostgreSQL's with the position it names marked under the
+// line), the full column list of every table the query references
 // (the retrieved tables when it references none) and the existing names
 // closest to those the error names.
 func (p *Pipeline) feedback(query string, err error, retrieved []string) repairData {
@@ -35,8 +32,8 @@ func (p *Pipeline) feedback(query string, err error, retrieved []string) repairD
 		}
 	}
 	var closest []string
-	for _, m := range unknownName().FindAllStringSubmatch(d.Error, -1) {
-		kind, name := m[1], strings.Trim(m[2], `"'`+"`")
+	for _, m := range unknownNamesIn(d.Error) {
+		kind, name := m[0], m[1]
 		var cands []string
 		switch kind {
 		case "column":
@@ -74,7 +71,7 @@ func (p *Pipeline) feedback(query string, err error, retrieved []string) repairD
 	return d
 }
 
-// errorText is the message a model needs: SQLite's own text for query
+// errorText is the message a model needs: the engine's own text for query
 // errors, the runner's reason for refusals.
 func errorText(err error) string {
 	var qe *datasets.QueryError

@@ -78,6 +78,9 @@ type IndexOptions struct {
 	// value (a drug, a lab test, a diagnosis title) finds its table, and
 	// its keys are analysed to find which table each row belongs to.
 	DB *sql.DB
+	// Scanner, when not nil, replaces DB: the engine's own reader
+	// (PostgreSQL), in its dialect.
+	Scanner datasets.Scanner
 }
 
 // Index retrieves the documentation of the tables relevant to a question:
@@ -180,11 +183,15 @@ func BuildIndex(ctx context.Context, cat *datasets.Catalog, opts IndexOptions) (
 	ix.vocab = newVocabulary(cat)
 	ix.buildPhrases()
 	ix.buildJoins()
-	if ix.h, err = buildHierarchy(ctx, opts.DB, cat); err != nil {
+	scan := opts.Scanner
+	if scan == nil && opts.DB != nil {
+		scan = datasets.DBScanner{DB: opts.DB}
+	}
+	if ix.h, err = buildHierarchy(ctx, scan, cat); err != nil {
 		return nil, err
 	}
-	if opts.DB != nil {
-		if ix.values, err = buildValueIndex(ctx, opts.DB, cat); err != nil {
+	if scan != nil {
+		if ix.values, err = buildValueIndex(ctx, scan, cat); err != nil {
 			return nil, err
 		}
 	}

@@ -88,6 +88,7 @@ func ReferencedTables(query string, cat *datasets.Catalog) []string {
 		}
 		if t.ident && i+2 < len(toks) && toks[i+1].text == "." && toks[i+2].ident {
 			add(t.text)
+			add(t.text + "." + toks[i+2].text) // schema.table (PostgreSQL)
 		}
 	}
 	return out

@@ -2,7 +2,6 @@ package cohort
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,9 +72,9 @@ type valueIndex struct {
 }
 
 // buildValueIndex reads the distinct text values of every text column of
-// the catalog's tables (the first valueScanRows rows of each table).
-// Cancelling ctx stops it.
-func buildValueIndex(ctx context.Context, db *sql.DB, cat *datasets.Catalog) (*valueIndex, error) {
+// the catalog's tables (the first valueScanRows rows of each table),
+// through the engine's Scanner in its dialect. Cancelling ctx stops it.
+func buildValueIndex(ctx context.Context, db datasets.Scanner, cat *datasets.Catalog) (*valueIndex, error) {
 	vi := &valueIndex{exact: map[string]*valueEntry{}}
 	for ti := range cat.Tables {
 		t := &cat.Tables[ti]
@@ -91,7 +90,7 @@ func buildValueIndex(ctx context.Context, db *sql.DB, cat *datasets.Catalog) (*v
 		if len(cols) == 0 {
 			continue
 		}
-		if err := vi.addTable(ctx, db, ti, t.Name, cols); err != nil {
+		if err := vi.addTable(ctx, db, ti, t, cols); err != nil {
 			return nil, err
 		}
 	}
@@ -115,20 +114,20 @@ func textColumn(c datasets.TableColumn) bool {
 }
 
 // addTable reads the distinct values of cols of one table in one scan.
-func (vi *valueIndex) addTable(ctx context.Context, db *sql.DB, ti int, table string, cols []string) error {
+func (vi *valueIndex) addTable(ctx context.Context, db datasets.Scanner, ti int, t *datasets.Table, cols []string) error {
 	quoted := make([]string, len(cols))
 	for i, c := range cols {
 		// Values longer than maxValueLen are not indexed: leave them in
-		// SQLite rather than copying huge texts out only to drop them.
+		// the database rather than copying huge texts out only to drop
+		// them. PostgreSQL reads any type as its text (varchar, char,
+		// an enumeration).
 		q := datasets.QuoteIdent(c)
+		if db.Dialect() == datasets.DialectPostgres {
+			q += "::text"
+		}
 		quoted[i] = fmt.Sprintf("CASE WHEN octet_length(%s) <= %d THEN %s END", q, maxValueLen, q)
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s LIMIT %d", strings.Join(quoted, ", "), datasets.QuoteIdent(table), valueScanRows)
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return fmt.Errorf("index the values of %s: %w", table, err)
-	}
-	defer rows.Close()
+	q := fmt.Sprintf("SELECT %s FROM %s LIMIT %d", strings.Join(quoted, ", "), datasets.QualifiedName(t), valueScanRows)
 	seen := make([]map[string]bool, len(cols))
 	ids := make([]int32, len(cols))
 	for i, c := range cols {
@@ -136,25 +135,27 @@ func (vi *valueIndex) addTable(ctx context.Context, db *sql.DB, ti int, table st
 		ids[i] = int32(len(vi.cols))
 		vi.cols = append(vi.cols, valueColumn{table: ti, column: c})
 	}
-	vals := make([]sql.NullString, len(cols))
-	dest := make([]any, len(cols))
-	for i := range vals {
-		dest[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return fmt.Errorf("index the values of %s: %w", table, err)
-		}
+	err := db.Scan(ctx, q, func(vals []any) error {
 		for i, v := range vals {
-			if !v.Valid || len(v.String) > maxValueLen || len(seen[i]) >= maxColumnValues || seen[i][v.String] {
+			var s string
+			switch x := v.(type) {
+			case string:
+				s = x
+			case []byte:
+				s = string(x)
+			default:
 				continue
 			}
-			seen[i][v.String] = true
-			vi.add(v.String, ids[i])
+			if len(s) > maxValueLen || len(seen[i]) >= maxColumnValues || seen[i][s] {
+				continue
+			}
+			seen[i][s] = true
+			vi.add(s, ids[i])
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("index the values of %s: %w", table, err)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index the values of %s: %w", t.Name, err)
 	}
 	return nil
 }

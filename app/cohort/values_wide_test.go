@@ -36,7 +36,7 @@ func TestValueIndexDoesNotCopyHugeValues(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	vi, err := buildValueIndex(ctx, db, cat)
+	vi, err := buildValueIndex(ctx, datasets.DBScanner{DB: db}, cat)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)

@@ -262,8 +262,10 @@ func (e *Engine) withTx(ctx context.Context, setPath bool, f func(*pgx.Conn) err
 }
 
 // Check runs every check of Query without executing the statement: the
-// gate, then the server parses and analyses it (syntax, unknown tables and
-// columns, types) inside the read-only transaction.
+// gate, then, inside the read-only transaction, the server parses and
+// analyses it (PREPARE: syntax, unknown tables and columns, types) and
+// plans a query (EXPLAIN: constants folded, such as a division by zero).
+// An error is PostgreSQL's own, its position marked in the statement.
 func (e *Engine) Check(ctx context.Context, query string) error {
 	cs, err := gate(query)
 	if err != nil {
@@ -272,8 +274,10 @@ func (e *Engine) Check(ctx context.Context, query string) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout+cancelGrace)
 	defer cancel()
 	err = e.withTx(ctx, true, func(conn *pgx.Conn) error {
-		_, err := conn.PgConn().Prepare(ctx, "", cs.text, nil)
-		return err
+		if _, err := conn.PgConn().Prepare(ctx, "", cs.text, nil); err != nil || !cs.query {
+			return err
+		}
+		return explainStatement(ctx, conn, cs.text)
 	})
 	return e.translate(ctx, cs.text, err)
 }
