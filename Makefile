@@ -15,8 +15,6 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_PKGS  := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
                libxinerama-dev libxi-dev libxxf86vm-dev
 
-SHOT_PKGS   := xvfb x11-apps x11-utils netpbm
-SCREENS     ?= data cohort trials evidence meta-analysis impressions audit settings
 
 # make ollama: where the model server listens and keeps its models.
 OLLAMA_PORT ?= 11434
@@ -101,12 +99,11 @@ cgo-build:
 	CGO_ENABLED=1 $(GO) build -o /dev/null .
 	CGO_ENABLED=0 $(GO) build -tags nogui -o /dev/null .
 
-## screenshot: the real app under Xvfb on the demo workspace, a PNG per screen in docs/screenshots/
-screenshot: build
-	@dpkg -s $(SHOT_PKGS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(SHOT_PKGS); }
-	$(BIN) --workspace "$(DEMO_WS)" demo init --if-missing
-	scripts/screenshot.sh $(GUI_BIN) "$(DEMO_WS)" docs/screenshots $(SCREENS)
-	CLINSIGHT_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots CGO_ENABLED=0 $(GO) test -tags ci -count=1 -run 'TestScreenshotsOfDialogs|TestScreenshotScreeningStep' ./ui/
+## screenshot: every screen (and dialog) of the app on the demo data at 1024x640 and 1920x1080, drawn
+## with the app's theme by Fyne's software painter (no display, no cgo), as NAME-WxH.png in
+## docs/screenshots/; the same test checks each fits and reads (nothing cut off or ellipsized)
+screenshot:
+	CLINSIGHT_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots CGO_ENABLED=0 $(GO) test -tags ci -count=1 -run 'TestScreensAtBothSizes|TestScreenshotsOfDialogs|TestScreenshotScreeningStep' ./ui/
 
 ## bench: the Go benchmarks with their figures (long: generates multi-million-row files)
 bench:

@@ -77,7 +77,7 @@ func (st Status) EmbeddingNote() string {
 	if ok {
 		return "Retrieval embeddings: " + label
 	}
-	return "Retrieval embeddings: " + lexicalFallbackLabel + " — " + label
+	return "Retrieval: word matching only — install an embedding model for meaning-based matching (" + label + ")"
 }
 
 // vectorStores opens the workspace's vector store once.

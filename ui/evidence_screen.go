@@ -92,7 +92,6 @@ func NewEvidenceScreen(ctx context.Context, svc app.ReviewService, logger *slog.
 		}
 	})
 	s.saveState = widget.NewLabel("")
-	s.saveState.Truncation = fyne.TextTruncateEllipsis
 	s.notice = widget.NewLabel("")
 	s.notice.Wrapping = fyne.TextWrapWord
 	s.notice.Importance = widget.WarningImportance
@@ -110,9 +109,10 @@ func NewEvidenceScreen(ctx context.Context, svc app.ReviewService, logger *slog.
 	)
 	s.steps.OnSelected = func(*container.TabItem) { s.stepShown() }
 
-	sel := container.NewGridWrap(fyne.NewSize(220, s.projectSel.MinSize().Height), s.projectSel)
+	// The review's name takes the width the buttons leave (at a fixed 220
+	// pixels it was cut: "Demo - microwave vs rad…").
 	top := container.NewVBox(
-		container.NewBorder(nil, nil, container.NewHBox(bold("Review"), sel, s.newBtn, s.importBtn, s.exportBtn), nil, s.saveState),
+		container.NewBorder(nil, nil, bold("Review"), container.NewHBox(s.newBtn, s.importBtn, s.exportBtn, s.saveState), s.projectSel),
 		s.notice,
 	)
 	s.content = container.NewBorder(top, nil, nil, nil, s.steps)

@@ -136,7 +136,7 @@ func NewImpressionsScreen(ctx context.Context, imps app.ImpressionsService, w fy
 		container.NewBorder(nil, nil, bold("Report corpus"), nil, s.sourceSel),
 		s.corpusInfo, s.useModel, s.modelGate.note, hint("Unchecked: the impression of a similar report, consistent with the findings when one fits, is retrieved instead."),
 		bold("Findings"), s.findings,
-		container.NewHBox(s.generateBtn, s.cancelBtn, s.exampleBtn, s.batchBtn, s.exportBtn),
+		container.NewHBox(s.generateBtn, s.cancelBtn, s.exampleBtn), container.NewHBox(s.batchBtn, s.exportBtn), // one row did not fit a 1024-pixel window
 		s.labels,
 	)
 	answerBox := container.NewVBox(bold("Impression"), s.answer, s.consistency, s.sourceLabel, s.notice, container.NewHBox(s.acceptBtn), s.status)

@@ -172,7 +172,7 @@ func NewMetaScreen(ctx context.Context, svc app.MetaService, w fyne.Window, vers
 
 	source := widget.NewCard("Study table", "",
 		container.NewVBox(
-			container.NewHBox(s.openBtn, s.pasteBtn, s.exampleBtn),
+			container.NewHBox(s.openBtn, s.pasteBtn), container.NewHBox(s.exampleBtn),
 			s.sourceLabel,
 			s.errLabel,
 			s.paste,
@@ -187,7 +187,7 @@ func NewMetaScreen(ctx context.Context, svc app.MetaService, w fyne.Window, vers
 			s.reloadBtn,
 		))
 	toolbar := container.NewVBox(
-		container.NewGridWithColumns(2, s.measureSel, s.modelSel),
+		s.measureSel, s.modelSel, // one per row: the model's name is long ("REML — random effects (Restricted maximum likelihood)")
 		container.NewBorder(nil, nil, s.hk, s.exportBtn),
 	)
 	left := container.NewScroll(container.NewVBox(source, s.analyses.card())) // scrolls both ways, so narrow windows still fit
@@ -202,7 +202,7 @@ func NewMetaScreen(ctx context.Context, svc app.MetaService, w fyne.Window, vers
 	results.Offset = 0.6
 	right := container.NewBorder(container.NewVBox(toolbar, s.status), nil, nil, nil, results)
 	split := container.NewHSplit(left, right)
-	split.Offset = 0.37
+	split.Offset = 0.49 // the study table's form needs 485 pixels: it fits a 1024-pixel window
 	s.content = split
 	return s
 }

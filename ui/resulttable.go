@@ -3,9 +3,9 @@ package ui
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/clinsight/clinsight/datasets"
@@ -39,9 +39,10 @@ func newResultTable() *resultTable {
 	rt.table.ShowHeaderRow = true
 	rt.table.ShowHeaderColumn = true
 	rt.table.CreateHeader = func() fyne.CanvasObject {
-		l := widget.NewLabel("")
+		// The template's text sets the width of the row numbers' column:
+		// six digits, so that no row number is cut.
+		l := widget.NewLabel("000000")
 		l.TextStyle = fyne.TextStyle{Bold: true}
-		l.Truncation = fyne.TextTruncateEllipsis
 		return l
 	}
 	rt.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
@@ -65,18 +66,24 @@ func (rt *resultTable) SetResult(res *datasets.Result) {
 	// while it is empty, then draw res once.
 	rt.res = nil
 	if res != nil {
+		size := theme.TextSize()
 		for c := range res.Columns {
-			n := utf8.RuneCountInString(res.Columns[c].Name)
+			w := fyne.MeasureText(res.Columns[c].Name, size, fyne.TextStyle{Bold: true}).Width
 			for r := 0; r < len(res.Rows) && r < 50; r++ {
-				n = max(n, utf8.RuneCountInString(cellText(res.Rows[r][c])))
+				w = max(w, fyne.MeasureText(cellText(res.Rows[r][c]), size, fyne.TextStyle{}).Width)
 			}
-			rt.table.SetColumnWidth(c, float32(min(max(n, 4), 40))*8+24)
+			// Sized to the header and the first rows' values, at most
+			// maxColumnWidth (longer text is cut; the column can be widened).
+			rt.table.SetColumnWidth(c, min(max(w, 32), maxColumnWidth)+2*theme.InnerPadding()+2)
 		}
 	}
 	rt.res = res
 	rt.table.ScrollToTop()
 	rt.table.Refresh()
 }
+
+// maxColumnWidth bounds a column's width sized to its content.
+const maxColumnWidth = 360
 
 // cellText renders one value: NULL visibly, long text on one line.
 func cellText(v any) string {

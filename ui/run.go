@@ -98,7 +98,10 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 			mw.Audit.Refresh() // records written since the view was last shown
 		}
 	}
-	mw.Tabs.SetTabLocation(container.TabLocationLeading)
+	// The tabs along the top: at the left, with their icons above the
+	// names, the eight took 110 pixels of a 1024-pixel-wide window and did
+	// not fit a 640-pixel-high one (the last ones went into a "more" menu).
+	mw.Tabs.SetTabLocation(container.TabLocationTop)
 	mw.HostBar = NewHostStatusBar(ws.Settings())
 	mw.Settings.OnHostChanged = mw.HostBar.Refresh
 	mw.Settings.OnModelsChecked = mw.applyModels // settings_models.go

@@ -110,7 +110,7 @@ func NewTrialsScreen(ctx context.Context, svc app.TrialsService, w fyne.Window, 
 
 	form := container.NewVBox(
 		container.NewBorder(nil, nil, bold("Trials"), nil, s.sourceSel),
-		container.NewBorder(nil, nil, bold("Patient"), nil, s.patientSel),
+		bold("Patient"), s.patientSel, // the label above: the list keeps the width for "P0001: 21 y female, Major Depressive Disorder"
 		s.patient,
 		s.useModel, s.modelGate.note, s.filters, s.recruiting,
 		container.NewHBox(s.matchBtn, s.exportBtn),
@@ -121,7 +121,7 @@ func NewTrialsScreen(ctx context.Context, svc app.TrialsService, w fyne.Window, 
 		container.NewBorder(bold("Trial"), nil, nil, nil, container.NewVScroll(container.NewVBox(s.detail, s.scoringBox))),
 	)
 	split := container.NewHSplit(container.NewVScroll(form), right)
-	split.Offset = 0.35
+	split.Offset = 0.4
 	s.content = split
 	return s
 }
