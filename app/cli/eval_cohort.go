@@ -48,21 +48,34 @@ type retrievalJSON struct {
 	RecallAtK      float64 `json:"recall_at_k"`
 	AllTablesShare float64 `json:"all_tables_share"`
 	Embedder       string  `json:"embedder"`
+	// Profile is "curated" (the schema profile Clinsight knows, when one
+	// fits) or "generated" (--no-profile).
+	Profile string `json:"profile"`
+	// Dev and Test are the halves of the questions (cohort.RetrievalHalf):
+	// retrieval's vocabulary and constants were chosen on Dev.
+	Dev  cohort.RetrievalFigures `json:"dev"`
+	Test cohort.RetrievalFigures `json:"test"`
 }
 
 func newEvalRetrievalCmd(f *Factory) *cobra.Command {
 	var (
-		dir, db, split string
-		k              int
-		asJSON         bool
+		dir, db, split    string
+		k                 int
+		asJSON, noProfile bool
 	)
 	cmd := &cobra.Command{
-		Use:   "retrieval --ehrsql DIR --db DB [--k 5]",
+		Use:   "retrieval --ehrsql DIR --db DB [--k 5] [--no-profile]",
 		Short: "Recall@k of the cohort pipeline's table retrieval on EHRSQL (no model needed)",
 		Long: `For each answerable question of the EHRSQL split, compares the tables its gold
 SQL reads with the k tables retrieved for the question, and prints the mean
-recall@k and the share of questions with every table retrieved. Retrieval uses
-the configured embedding model when Ollama has it, else the lexical fallback.`,
+recall@k and the share of questions with every table retrieved, over all
+questions and over the two halves of a split by question id (dev: where
+retrieval's vocabulary and constants were chosen; test: held out). Retrieval
+uses the configured embedding model when Ollama has it, else the lexical
+fallback.
+
+With --no-profile, the tables are documented as for a database Clinsight has
+no curated profile of: from their names, types, keys and sampled values only.`,
 		Example: `  clinsight eval retrieval --ehrsql ../shared/data/ehrsql-2024-mimic-iv-demo --db ../shared/data/ehrsql-2024-mimic-iv-demo/mimic_iv_demo.sqlite --json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -82,7 +95,11 @@ the configured embedding model when Ollama has it, else the lexical fallback.`,
 			if err != nil {
 				return err
 			}
-			ix, err := ws.Cohort().Index(ctx, src, nil)
+			index, profile := ws.Cohort().Index, "curated"
+			if noProfile {
+				index, profile = ws.Cohort().IndexWithoutProfile, "generated"
+			}
+			ix, err := index(ctx, src, nil)
 			if err != nil {
 				return err
 			}
@@ -91,10 +108,13 @@ the configured embedding model when Ollama has it, else the lexical fallback.`,
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(f.Out).Encode(retrievalJSON{K: rep.K, N: rep.N, RecallAtK: rep.RecallAtK, AllTablesShare: rep.AllTablesShare, Embedder: rep.Embedder})
+				return json.NewEncoder(f.Out).Encode(retrievalJSON{K: rep.K, N: rep.N, RecallAtK: rep.RecallAtK, AllTablesShare: rep.AllTablesShare,
+					Embedder: rep.Embedder, Profile: profile, Dev: rep.Dev, Test: rep.Test})
 			}
-			_, err = fmt.Fprintf(f.Out, "EHRSQL %s: %d answerable questions, top %d tables\nrecall@%d %.4f   all tables retrieved %.4f   median %s per question\nembedder: %s\n",
-				split, rep.N, rep.K, rep.K, rep.RecallAtK, rep.AllTablesShare, rep.MedianLatency.Round(time.Microsecond), rep.Embedder)
+			_, err = fmt.Fprintf(f.Out, "EHRSQL %s: %d answerable questions, top %d tables, %s profile\nrecall@%d %.4f   all tables retrieved %.4f   median %s per question\n"+
+				"dev half (%d): recall@%d %.4f, all tables %.4f; test half (%d): recall@%d %.4f, all tables %.4f\nembedder: %s\n",
+				split, rep.N, rep.K, profile, rep.K, rep.RecallAtK, rep.AllTablesShare, rep.MedianLatency.Round(time.Microsecond),
+				rep.Dev.N, rep.K, rep.Dev.RecallAtK, rep.Dev.AllTablesShare, rep.Test.N, rep.K, rep.Test.RecallAtK, rep.Test.AllTablesShare, rep.Embedder)
 			return err
 		},
 	}
@@ -102,7 +122,8 @@ the configured embedding model when Ollama has it, else the lexical fallback.`,
 	cmd.Flags().StringVar(&db, "db", "", "database file or data source name (default: mimic_iv_demo.sqlite in the EHRSQL folder)")
 	cmd.Flags().StringVar(&split, "split", "valid", "split to evaluate")
 	cmd.Flags().IntVar(&k, "k", cohort.DefaultTopK, "tables retrieved per question")
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"k":5,"n":...,"recall_at_k":...,"all_tables_share":...,"embedder":"..."}`)
+	cmd.Flags().BoolVar(&noProfile, "no-profile", false, "document the tables from the database structure only, as for an unknown database (no curated profile)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"k":5,"n":...,"recall_at_k":...,"all_tables_share":...,"embedder":"...","profile":"curated","dev":{...},"test":{...}}`)
 	_ = cmd.MarkFlagRequired("ehrsql")
 	return cmd
 }

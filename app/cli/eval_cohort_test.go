@@ -27,9 +27,29 @@ func TestEvalRetrievalJSON(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	if got["k"] != 5.0 || got["n"] != 931.0 || got["recall_at_k"].(float64) < 0.95 || got["all_tables_share"].(float64) <= 0 ||
-		!strings.HasPrefix(got["embedder"].(string), "lexical fallback") || len(got) != 5 {
+		!strings.HasPrefix(got["embedder"].(string), "lexical fallback") || got["profile"] != "curated" || len(got) != 8 {
 		t.Errorf("eval retrieval = %s", out)
 	}
+}
+
+// TestEvalRetrievalWithoutProfile runs eval retrieval --no-profile: the
+// tables documented from the database structure only; the held-out half
+// keeps its floor.
+func TestEvalRetrievalWithoutProfile(t *testing.T) {
+	dir := realdata.Path(t, "ehrsql-2024-mimic-iv-demo")
+	ws := workspaceWithHost(t, closedPort(t))
+	out, stderr, code := run(t, ws, "eval", "retrieval", "--ehrsql", dir, "--db", filepath.Join(dir, "mimic_iv_demo.sqlite"), "--no-profile", "--json")
+	if code != 0 {
+		t.Fatalf("--no-profile: exit %d: %s", code, stderr)
+	}
+	var gen retrievalJSON
+	if err := json.Unmarshal([]byte(out), &gen); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if gen.Profile != "generated" || gen.N != 931 || gen.Dev.N+gen.Test.N != gen.N || gen.Test.RecallAtK < 0.90 || !strings.HasPrefix(gen.Embedder, "lexical fallback") {
+		t.Errorf("eval retrieval --no-profile = %s", out)
+	}
+	t.Logf("eval retrieval --no-profile: %s", strings.TrimSpace(out))
 }
 
 func TestEvalEHRSQLScripted(t *testing.T) {
