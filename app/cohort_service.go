@@ -125,6 +125,9 @@ func (c *Cohort) Index(ctx context.Context, src Source, onProgress progress.Func
 
 // index is Index with the catalog read with catOpts (see IndexWithoutProfile).
 func (c *Cohort) index(ctx context.Context, src Source, onProgress progress.Func, catOpts datasets.CatalogOptions) (*cohort.Index, error) {
+	if src.Kind == SourcePostgres {
+		return c.indexPostgres(ctx, src, onProgress) // the catalog and values from the server
+	}
 	ws := c.ws
 	path, err := ws.file(src)
 	if err != nil {
@@ -175,19 +178,16 @@ func (c *Cohort) Open(ctx context.Context, src Source, opts CohortOptions) (Coho
 // workspace's model client and models. Close the pipeline when done.
 func (c *Cohort) Pipeline(ctx context.Context, src Source, opts CohortOptions) (*cohort.Pipeline, error) {
 	ws := c.ws
-	path, err := ws.file(src)
+	runner, err := c.cohortDatabase(ctx, src) // SQLite's runner, or the source's PostgreSQL engine
 	if err != nil {
 		return nil, err
 	}
 	ix, err := c.Index(ctx, src, opts.Progress)
 	if err != nil {
+		runner.Close()
 		return nil, err
 	}
 	cfg := ws.Config()
-	runner, err := datasets.NewRunner(ctx, path, cfg.RunnerOptions())
-	if err != nil {
-		return nil, err
-	}
 	client, err := ws.ModelClient()
 	if err != nil {
 		runner.Close()
@@ -197,19 +197,14 @@ func (c *Cohort) Pipeline(ctx context.Context, src Source, opts CohortOptions) (
 	if opts.Model != "" {
 		sqlModel, chatModel = opts.Model, opts.Model
 	}
-	name := path
-	if src.Name != "" {
-		name = src.Name + " (" + path + ")"
-	} else if s, ok := ws.sourceByPath(path); ok {
-		name = s.Name + " (" + path + ")"
-	}
-	concepts, closeConcepts, err := conceptResolver(ctx, path, ix.Catalog()) // OMOP sources only
+	name := runner.name
+	concepts, closeConcepts, err := runner.concepts(ctx, ix.Catalog()) // OMOP sources only
 	if err != nil {
 		runner.Close()
 		return nil, err
 	}
 	p, err := cohort.New(ctx, cohort.Config{
-		Chat: client, Runner: runner, Index: ix, SQLModel: sqlModel, ChatModel: chatModel,
+		Chat: client, Runner: runner, Dialect: runner.dialect, Index: ix, SQLModel: sqlModel, ChatModel: chatModel,
 		TopK: opts.TopK, MaxAttempts: opts.MaxAttempts, DataSource: name, Logger: ws.logger,
 		Concepts: concepts, OnClose: func() error { return errors.Join(runner.Close(), closeConcepts()) },
 		Disclose: func(ctx context.Context, query string, res *datasets.Result) (cohort.Disclosed, error) {
