@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -88,6 +87,10 @@ type Reviewer interface {
 	OnSave(fn func(SaveStatus))
 	Save() error
 	Close() error
+
+	// ReviewTeam: named reviewers, conflicts, the full-text stage
+	// (review_team.go).
+	ReviewTeam
 }
 
 var (
@@ -231,6 +234,8 @@ type Review struct {
 	learner       *evidence.ScreenLearner
 	learnQuestion string
 	learnDocs     map[string]evidence.ActiveDoc // the candidates' texts read so far
+
+	screener string // who is screening now (ReviewTeam), "" for nobody
 }
 
 // Project returns the current project, to read (see Reviewer).
@@ -262,14 +267,16 @@ func (r *Review) edit(change func(p *evidence.Project) error) error {
 	return err
 }
 
-// Decide records the user's decision on a candidate (Project.Decide).
+// Decide records the user's decision on a candidate at title and
+// abstract, as the screener when the review has named reviewers
+// (Project.DecideAs).
 func (r *Review) Decide(id string, include bool, reason string) error {
-	return r.edit(func(p *evidence.Project) error { return p.Decide(id, include, reason) })
+	return r.DecideStage(evidence.StageTitleAbstract, id, include, reason)
 }
 
-// Undecide removes the user's decision on a study.
+// Undecide removes the user's (the screener's) decision on a study.
 func (r *Review) Undecide(id string) {
-	r.Update(func(p *evidence.Project) { p.Undecide(id) })
+	_ = r.UndecideStage(evidence.StageTitleAbstract, id)
 }
 
 // EditValue records the user's value of a field (Project.EditValue),
@@ -415,7 +422,7 @@ func (r *Review) Rank(ctx context.Context) (*evidence.Ranking, error) {
 	}
 	p := r.p
 	ids := p.Candidates()
-	decisions := maps.Clone(p.Decisions)
+	decisions := p.DecisionsOf(r.screener, evidence.StageTitleAbstract) // a reviewer's own: screening stays blind
 	question := p.QuestionText()
 	var prior []string
 	if len(p.Screening) > 0 {

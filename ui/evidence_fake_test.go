@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -80,6 +79,8 @@ type fakeReview struct {
 	saves   int
 	texts   map[string]evidence.StudyText
 
+	screener string // who is screening (evidence_reviewers_fake_test.go)
+
 	// rankGate, when set (before the screen opens), holds each Rank until
 	// it receives a value: a training that takes as long as the test wants.
 	rankGate chan struct{}
@@ -104,12 +105,10 @@ func (r *fakeReview) Update(edit func(p *evidence.Project)) {
 }
 
 func (r *fakeReview) Decide(id string, include bool, reason string) error {
-	var err error
-	r.Update(func(p *evidence.Project) { err = p.Decide(id, include, reason) })
-	return err
+	return r.DecideStage(evidence.StageTitleAbstract, id, include, reason)
 }
 
-func (r *fakeReview) Undecide(id string) { r.Update(func(p *evidence.Project) { p.Undecide(id) }) }
+func (r *fakeReview) Undecide(id string) { _ = r.UndecideStage(evidence.StageTitleAbstract, id) }
 
 func (r *fakeReview) EditValue(id, field, text string) evidence.FieldValue {
 	var v evidence.FieldValue
@@ -148,7 +147,7 @@ func (r *fakeReview) run(ctx context.Context) error {
 func (r *fakeReview) Rank(ctx context.Context) (*evidence.Ranking, error) {
 	r.mu.Lock()
 	ids := r.p.Candidates()
-	decisions := maps.Clone(r.p.Decisions)
+	decisions := r.p.DecisionsOf(r.screener, evidence.StageTitleAbstract)
 	question := r.p.QuestionText()
 	first := r.p.SampleToScreen()
 	docs := make([]evidence.ActiveDoc, len(ids))

@@ -23,7 +23,7 @@ import (
 func (v *screeningView) decideAndNext(id string, include bool, reason string) {
 	if p := v.s.project(); p == nil {
 		return
-	} else if _, had := p.Decisions[id]; had {
+	} else if _, had := v.ownDecision(p, id); had {
 		v.Decide(id, include, reason) // a change of mind: stay on it
 		return
 	}
@@ -32,7 +32,7 @@ func (v *screeningView) decideAndNext(id string, include bool, reason string) {
 	if p == nil || id != v.selected {
 		return
 	}
-	if _, ok := p.Decisions[id]; !ok {
+	if _, ok := v.ownDecision(p, id); !ok {
 		return // refused
 	}
 	if i := slices.Index(v.rows, id); i >= 0 && i+1 < len(v.rows) {

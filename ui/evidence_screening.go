@@ -60,6 +60,9 @@ type screeningView struct {
 	rankBusy  bool
 	rankAgain bool
 	rankGen   int // counts the project states shown: a ranking of an older one is not applied
+
+	team     *teamBar      // who is screening, the reviewers (evidence_reviewers.go)
+	fulltext *fullTextView // the full-text stage (evidence_fulltext.go)
 }
 
 func newScreeningView(s *EvidenceScreen) *screeningView {
@@ -94,9 +97,13 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 
 	v.table = widget.NewTable(
 		func() (int, int) { return len(v.rows), len(v.columns()) },
-		func() fyne.CanvasObject { return newFullTextLabel() }, // titles in full on hover (fulltext_label.go)
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
-			l := o.(*fullTextLabel)
+			l := o.(*widget.Label)
 			l.Text, l.Importance = v.cell(id.Row, id.Col)
 			l.Refresh()
 		},
@@ -152,7 +159,10 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 		detail)
 	split := container.NewHSplit(container.NewScroll(left), right)
 	split.Offset = 0.45
-	v.content = split
+	v.team, v.fulltext = newTeamBar(v), newFullTextView(s)
+	v.content = container.NewBorder(v.team.content, nil, nil, nil, container.NewAppTabs(
+		container.NewTabItem(evidence.StageTitleAbstract.Label(), split),
+		container.NewTabItem(evidence.StageFullText.Label(), v.fulltext.content)))
 	return v
 }
 
@@ -169,6 +179,8 @@ func (v *screeningView) show(p *evidence.Project) {
 	v.rankGen++
 	v.showTable(p)
 	v.showPRISMA(p)
+	v.team.show(p)
+	v.fulltext.show(p)
 }
 
 // AddCriterion adds an empty criterion (weight 1) for the user to write.
@@ -240,7 +252,7 @@ func (v *screeningView) editCriteria(edit func(p *evidence.Project)) bool {
 // columns are the table's columns: rank, decision, score, title, then one
 // per criterion.
 func (v *screeningView) columns() []tableColumn {
-	cols := []tableColumn{{"#", 56}, {"Decision", 110}, {"Score", 60}, {"Title", 300}}
+	cols := []tableColumn{{"#", 40}, {"Decision", 110}, {"Score", 60}, {"Title", 220}}
 	n := 0
 	if p := v.s.project(); p != nil {
 		n = len(p.Criteria)
@@ -277,18 +289,6 @@ func verdictMark(v evidence.Verdict) (string, widget.Importance) {
 	return "", widget.MediumImportance
 }
 
-// decisionText describes the user's decision on a study.
-func decisionText(p *evidence.Project, id string) (string, widget.Importance) {
-	d, ok := p.Decisions[id]
-	switch {
-	case !ok:
-		return "—", widget.LowImportance
-	case d.Include:
-		return "Included", widget.SuccessImportance
-	}
-	return "Excluded: " + d.Reason, widget.DangerImportance
-}
-
 // cell is the text and colour of a table cell.
 func (v *screeningView) cell(row, col int) (string, widget.Importance) {
 	p := v.s.project()
@@ -301,7 +301,7 @@ func (v *screeningView) cell(row, col int) (string, widget.Importance) {
 	case 0:
 		return strconv.Itoa(row + 1), widget.MediumImportance
 	case 1:
-		return decisionText(p, id)
+		return stageDecisionText(v.s, p, evidence.StageTitleAbstract, id)
 	case 2:
 		switch {
 		case st == nil:
@@ -407,7 +407,7 @@ func (v *screeningView) ShowStudy(id string) {
 		line += " · PMID " + info.PMID
 	}
 	segs = append(segs, seg(line, widget.RichTextStyleParagraph))
-	dec, imp := decisionText(p, id)
+	dec, imp := stageDecisionText(v.s, p, evidence.StageTitleAbstract, id)
 	segs = append(segs, colored("Decision: "+dec, imp))
 	if conf, ok := v.ranking.Confidence(id); ok {
 		segs = append(segs, seg(fmt.Sprintf("Relevance by the learner: %.0f%% (%s, %d decisions)", 100*conf, v.ranking.Model, v.ranking.Decisions), widget.RichTextStyleParagraph))
@@ -514,6 +514,8 @@ func (v *screeningView) decisionsChanged() {
 	v.requestRank()
 	v.table.Refresh()
 	v.showPRISMA(p)
+	v.team.show(p)
+	v.fulltext.show(p)
 	if v.selected != "" {
 		v.ShowStudy(v.selected)
 	}
