@@ -383,6 +383,7 @@ func parseExpr(rest, key string) ([]Check, int) {
 		if unit == "" {
 			unit = g[2]
 		}
+		lo = monthsToYears(lo, g[2], g[4])
 		if lo > hi {
 			lo, hi = hi, lo
 		}
@@ -424,12 +425,21 @@ func parseExpr(rest, key string) ([]Check, int) {
 		if unit == "" {
 			unit = g[2]
 		}
+		lo = monthsToYears(lo, g[2], g[4])
 		if lo > hi {
 			return nil, 0
 		}
 		return []Check{finishUnit(Check{Analyte: key, Op: OpBetween, Lo: lo, Hi: hi}, unit)}, m[1]
 	}
 	return nil, 0
+}
+
+// monthsToYears writes the lower end of "6 months to 17 years" in years.
+func monthsToYears(lo float64, loUnit, hiUnit string) float64 {
+	if strings.HasPrefix(loUnit, "month") && (strings.HasPrefix(hiUnit, "year") || strings.HasPrefix(hiUnit, "yr")) {
+		return lo / 12
+	}
+	return lo
 }
 
 // groups returns the submatches as strings ("" for unmatched).
@@ -506,6 +516,12 @@ func displayUnit(u string) string {
 		return "U/L"
 	case "iu/l":
 		return "IU/L"
+	case "miu/l":
+		return "mIU/L"
+	case "uiu/ml":
+		return "µIU/mL"
+	case "mu/l":
+		return "mU/L"
 	}
 	return u
 }

@@ -22,6 +22,7 @@ func TestReadCriterion(t *testing.T) {
 		{"Aged 18 to 80 years", []string{"Age 18–80 years"}, false, false},
 		{"Aged 18 years or older", []string{"Age ≥ 18 years"}, false, false},
 		{"Aged up to 17 years", []string{"Age ≤ 17 years"}, false, false},
+		{"Children aged 6 months to 17 years", []string{"Age 0.5–17 years"}, true, false},
 		{"Men or women 40 years of age or older", []string{"Age ≥ 40 years"}, false, false},
 		{"≥ 18 years of age", []string{"Age ≥ 18 years"}, false, false},
 		{"eGFR ≥ 60", []string{"eGFR ≥ 60"}, false, false},
@@ -39,6 +40,16 @@ func TestReadCriterion(t *testing.T) {
 		{"Signed informed consent", nil, false, false},
 		{"Uncontrolled hypertension", nil, false, false},
 		{"Serum potassium > 5.5 mmol/L", []string{"Potassium > 5.5 mmol/L"}, false, false},
+		// The demo trials' lab criteria.
+		{"Total bilirubin ≤ 1.5 x ULN", []string{"Total bilirubin ≤ 1.5 × ULN"}, false, false},
+		{"INR > 1.7", []string{"INR > 1.7"}, false, false},
+		{"TSH > 4.5 mIU/L", []string{"TSH > 4.5 mIU/L"}, false, false},
+		{"LDL cholesterol ≥ 70 mg/dL", []string{"LDL cholesterol ≥ 70 mg/dL"}, false, false},
+		{"Lactate ≥ 2 mmol/L", []string{"Lactate ≥ 2 mmol/L"}, false, false},
+		{"Hemoglobin between 8 and 11 g/dL", []string{"Hemoglobin 8–11 g/dL"}, false, false},
+		{"eGFR between 25 and 75 mL/min/1.73 m2", []string{"eGFR 25–75 mL/min/1.73 m²"}, false, false},
+		{"Platelet count ≥ 100 x 10^9/L", []string{"Platelets ≥ 100 ×10⁹/L"}, false, false},
+		{"Serum creatinine ≥ 221 µmol/L", []string{"Creatinine ≥ 221 µmol/L"}, false, false},
 	}
 	for _, c := range cases {
 		r := ReadCriterion(c.text)
@@ -59,4 +70,31 @@ func TestReadCriterion(t *testing.T) {
 			t.Errorf("%q: partial %v any %v, want %v %v", c.text, r.Partial, r.Any, c.partial, c.anyOf)
 		}
 	}
+}
+
+// FuzzReadCriterion: any criterion text reads without panicking, into
+// well-formed checks.
+func FuzzReadCriterion(f *testing.F) {
+	for _, s := range []string{"Creatinine < 1.5 mg/dL", "HbA1c between 7 and 10%", "Age 18–75", "eGFR ≥ 60", "ALT > 3 × ULN or AST > 3 × ULN",
+		"Platelet count ≥ 100,000/mm3", "(((", "≥≥ 1,,5 mg/dL between and", "aged 6 months to 17 years"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		r := ReadCriterion(text)
+		for _, c := range r.Checks {
+			switch c.Op {
+			case OpLT, OpLE, OpGT, OpGE:
+			case OpBetween:
+				if c.Lo > c.Hi {
+					t.Fatalf("%q: between %v and %v", text, c.Lo, c.Hi)
+				}
+			default:
+				t.Fatalf("%q: op %q", text, c.Op)
+			}
+			if c.Analyte != AgeKey && analyteByKey(c.Analyte) == nil {
+				t.Fatalf("%q: analyte %q", text, c.Analyte)
+			}
+			_ = c.String()
+		}
+	})
 }
