@@ -44,13 +44,12 @@ type cohortConcepts struct {
 	tab *container.TabItem
 
 	how        *widget.Label
-	unresolved *widget.Label
 	definition *widget.Label
-	list       *widget.List
+	table      *widget.Table
 	search     *widget.Entry
 	searchBtn  *widget.Button
 	target     *widget.Select
-	hitList    *widget.List
+	hitTable   *widget.Table
 	status     *widget.Label
 	content    fyne.CanvasObject
 
@@ -67,58 +66,32 @@ func newCohortConcepts(s *CohortScreen) *cohortConcepts {
 	x := &cohortConcepts{s: s}
 	wrap := func(l *widget.Label) *widget.Label { l.Wrapping = fyne.TextWrapWord; return l }
 	x.how = wrap(widget.NewLabel(""))
-	x.unresolved = wrap(widget.NewLabel(""))
 	x.definition = wrap(widget.NewLabel(""))
-	x.status = wrap(widget.NewLabel("Remove a concept with its button, or search the vocabulary to add one: the question is answered again with the edited sets."))
-	x.list = widget.NewList(
-		func() int { return len(x.rows) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("concept")
-			l.Truncation = fyne.TextTruncateEllipsis
-			b := widget.NewButtonWithIcon("", theme.DeleteIcon(), nil)
-			return container.NewBorder(nil, nil, nil, b, l)
-		},
-		func(id widget.ListItemID, o fyne.CanvasObject) {
-			c := o.(*fyne.Container)
-			l, b := c.Objects[0].(*widget.Label), c.Objects[1].(*widget.Button)
-			text, remove := x.rowText(id)
-			l.SetText(text)
-			l.TextStyle = fyne.TextStyle{Bold: x.rows[id].item < 0}
-			l.Refresh()
-			if remove == 0 {
-				b.Hide()
-				return
+	x.status = wrap(widget.NewLabel("Remove a concept with its bin button, or search the vocabulary to add one: the question is answered again with the edited sets."))
+	x.table = newConceptTable(conceptColumns, func() int { return len(x.rows) },
+		func(row, col int) string { return x.cell(row, col) },
+		func(row int) (fyne.Resource, func()) {
+			if id := x.removable(row); id != 0 {
+				return theme.DeleteIcon(), func() { x.Remove(id) }
 			}
-			b.OnTapped = func() { x.Remove(remove) }
-			b.Show()
-		},
-	)
+			return nil, nil
+		})
 	x.search = widget.NewEntry()
 	x.search.SetPlaceHolder("Search the vocabulary: a name, an abbreviation or a code")
 	x.search.OnSubmitted = func(text string) { x.Search(text) }
 	x.searchBtn = widget.NewButtonWithIcon("Search", theme.SearchIcon(), func() { x.Search(x.search.Text) })
 	x.target = widget.NewSelect(nil, nil)
 	x.target.PlaceHolder = "(concept set)"
-	x.hitList = widget.NewList(
-		func() int { return len(x.hits) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("concept")
-			l.Truncation = fyne.TextTruncateEllipsis
-			b := widget.NewButtonWithIcon("Add", theme.ContentAddIcon(), nil)
-			return container.NewBorder(nil, nil, nil, b, l)
-		},
-		func(id widget.ListItemID, o fyne.CanvasObject) {
-			c := o.(*fyne.Container)
-			h := x.hits[id]
-			c.Objects[0].(*widget.Label).SetText(fmt.Sprintf("%d  %s · %s · %s %s · %s persons", h.ID, h.Name, h.Domain, h.Vocabulary, h.Code,
-				omop.PersonsText(h.Persons, h.PersonsUnder)))
-			c.Objects[1].(*widget.Button).OnTapped = func() { x.Add(h) }
-		},
-	)
+	x.hitTable = newConceptTable(hitColumns, func() int { return len(x.hits) },
+		func(row, col int) string { return hitCell(x.hits[row], col) },
+		func(row int) (fyne.Resource, func()) {
+			h := x.hits[row]
+			return theme.ContentAddIcon(), func() { x.Add(h) }
+		})
 	searchBar := container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewLabel("add to"), x.target, x.searchBtn), x.search)
-	info := container.NewVBox(x.how, x.unresolved, x.definition)
-	lists := container.NewVSplit(x.list, container.NewBorder(container.NewVBox(searchBar, x.status), nil, nil, nil, x.hitList))
-	lists.Offset = 0.6
+	info := container.NewVBox(x.how, x.definition)
+	lists := container.NewVSplit(x.table, container.NewBorder(container.NewVBox(searchBar, x.status), nil, nil, nil, x.hitTable))
+	lists.Offset = 0.5
 	x.content = container.NewBorder(info, nil, nil, nil, lists)
 	x.tab = container.NewTabItem("Concept sets", x.content)
 	return x
@@ -130,14 +103,13 @@ func (x *cohortConcepts) asked(req cohort.Request) {
 	x.req = req
 	x.ans = nil
 	x.hits = nil
-	x.hitList.Refresh()
+	x.hitTable.Refresh()
 }
 
 // showSets shows the concept sets resolved while a question is answered.
 func (x *cohortConcepts) showSets(sets []omop.ConceptSet) {
 	x.setSets(sets)
 	x.how.SetText("Concept sets found; the question is being answered…")
-	x.unresolved.SetText("")
 	x.definition.SetText(definitionText(sets))
 	x.showTab(true)
 }
@@ -152,8 +124,7 @@ func (x *cohortConcepts) showAnswer(ans *cohort.Answer) {
 		return
 	}
 	x.setSets(ans.ConceptSets)
-	x.how.SetText(howAnswered(ans))
-	x.unresolved.SetText(unresolvedText(ans.UnresolvedTerms))
+	x.how.SetText(howAnswered(ans) + "\n" + unresolvedText(ans.UnresolvedTerms))
 	x.definition.SetText(definitionText(ans.ConceptSets))
 	x.showTab(true)
 }
@@ -170,7 +141,7 @@ func (x *cohortConcepts) setSets(sets []omop.ConceptSet) {
 		}
 		names = append(names, s.Name)
 	}
-	x.list.Refresh()
+	x.table.Refresh()
 	names = append(names, newConceptSet)
 	sel := x.target.Selected
 	x.target.SetOptions(names)
@@ -191,31 +162,136 @@ func (x *cohortConcepts) showTab(on bool) {
 	}
 }
 
-// rowText describes a row of the list, and the concept its Remove button
-// removes (0: no button).
-func (x *cohortConcepts) rowText(id int) (string, int64) {
-	r := x.rows[id]
+// The columns of the concept-set table and of the search hits; the last
+// column of each holds the row's button.
+var (
+	conceptColumns = []tableColumn{{"Concept set / concept", 205}, {"Persons", 75}, {"Concept id", 125}, {"Vocabulary", 90}, {"Code", 90}, {"", 44}}
+	hitColumns     = []tableColumn{{"Concept", 180}, {"Persons", 75}, {"Concept id", 105}, {"Domain", 80}, {"Vocabulary", 90}, {"Code", 70}, {"", 44}}
+)
+
+// cell is the text of a cell of the concept-set table: a set's row names
+// it with its domain and persons, an item's row the concept.
+func (x *cohortConcepts) cell(row, col int) string {
+	r := x.rows[row]
 	s := x.sets[r.set]
 	if r.item < 0 {
-		text := fmt.Sprintf("%s · %s · %s persons", s.Name, nonEmpty(s.Domain, "no domain"), omop.PersonsText(s.Persons, s.PersonsUnder))
-		if s.Descendants > 0 {
-			text += fmt.Sprintf(" (%s with the concepts alone; %d descendant concepts from %s)",
-				omop.PersonsText(s.PersonsDirect, s.PersonsUnder), s.Descendants, s.DescendantSource)
+		switch col {
+		case 0:
+			return fmt.Sprintf("%s (%s)", s.Name, nonEmpty(s.Domain, "no domain"))
+		case 1:
+			return omop.PersonsText(s.Persons, s.PersonsUnder)
+		case 2:
+			if s.Descendants > 0 {
+				return fmt.Sprintf("+%d descendants", s.Descendants)
+			}
 		}
-		return text, 0
+		return ""
 	}
 	it := s.Items[r.item]
-	text := fmt.Sprintf("    %d  %s · %s %s", it.ID, it.Name, it.Vocabulary, it.Code)
-	switch {
-	case it.Excluded:
-		return "    not " + strings.TrimSpace(text) + " (removed)", 0
-	case it.IncludeDescendants:
-		text += " · with descendants"
+	switch col {
+	case 0:
+		if it.Excluded {
+			return "    not " + it.Name + " (removed)"
+		}
+		return "    " + it.Name
+	case 2:
+		return fmt.Sprint(it.ID)
+	case 3:
+		return it.Vocabulary
+	case 4:
+		if it.MappedFrom != nil {
+			return fmt.Sprintf("%s (from %s %s)", it.Code, it.MappedFrom.Vocabulary, it.MappedFrom.Code)
+		}
+		return it.Code
 	}
-	if it.MappedFrom != nil {
-		text += fmt.Sprintf(" · from %s %s", it.MappedFrom.Vocabulary, it.MappedFrom.Code)
+	return ""
+}
+
+// removable returns the concept a row's Remove button removes, 0 for none
+// (a set's row, a concept already removed).
+func (x *cohortConcepts) removable(row int) int64 {
+	r := x.rows[row]
+	if r.item < 0 {
+		return 0
 	}
-	return text, it.ID
+	it := x.sets[r.set].Items[r.item]
+	if it.Excluded {
+		return 0
+	}
+	return it.ID
+}
+
+// hitCell is the text of a cell of the search hits.
+func hitCell(h omop.Hit, col int) string {
+	switch col {
+	case 0:
+		return h.Name
+	case 1:
+		return omop.PersonsText(h.Persons, h.PersonsUnder)
+	case 2:
+		return fmt.Sprint(h.ID)
+	case 3:
+		return h.Domain
+	case 4:
+		return h.Vocabulary
+	case 5:
+		return h.Code
+	}
+	return ""
+}
+
+// newConceptTable builds a table of text like newTextTable whose last
+// column holds each row's button (button returns its icon and action;
+// nil for none).
+func newConceptTable(cols []tableColumn, rows func() int, cell func(row, col int) string, button func(row int) (fyne.Resource, func())) *widget.Table {
+	last := len(cols) - 1
+	t := widget.NewTable(
+		func() (int, int) { return rows(), len(cols) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			b := widget.NewButtonWithIcon("", theme.DeleteIcon(), nil)
+			b.Importance = widget.LowImportance
+			return container.NewStack(l, b)
+		},
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			c := o.(*fyne.Container)
+			l, b := c.Objects[0].(*widget.Label), c.Objects[1].(*widget.Button)
+			if id.Row >= rows() {
+				l.SetText("")
+				b.Hide()
+				return
+			}
+			if id.Col != last {
+				b.Hide()
+				l.Show()
+				l.SetText(cell(id.Row, id.Col))
+				return
+			}
+			l.Hide()
+			icon, tap := button(id.Row)
+			if icon == nil {
+				b.Hide()
+				return
+			}
+			b.SetIcon(icon)
+			b.OnTapped = tap
+			b.Show()
+		},
+	)
+	t.ShowHeaderRow = true
+	t.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	t.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Col >= 0 && id.Col < len(cols) {
+			o.(*widget.Label).SetText(cols[id.Col].title)
+		}
+	}
+	for i, c := range cols {
+		t.SetColumnWidth(i, c.width)
+	}
+	return t
 }
 
 // nonEmpty returns s, or alt when s is empty.
@@ -373,12 +449,12 @@ func (x *cohortConcepts) Search(text string) {
 					return
 				}
 				x.hits = hits
-				x.hitList.Refresh()
+				x.hitTable.Refresh()
 				if len(hits) == 0 {
 					x.status.SetText(fmt.Sprintf("No standard concept found for %q.", text))
 					return
 				}
-				x.status.SetText(fmt.Sprintf("%d concepts found for %q: Add puts one in the chosen concept set and answers again.", len(hits), text))
+				x.status.SetText(fmt.Sprintf("%d concepts found for %q: + adds one to the chosen concept set and answers again.", len(hits), text))
 			})
 		}()
 	})

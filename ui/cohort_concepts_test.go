@@ -3,9 +3,15 @@ package ui
 import (
 	"context"
 	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
@@ -67,19 +73,25 @@ func TestCohortScreenEditsConceptSets(t *testing.T) {
 		}
 		var lines []string
 		for i := range x.rows {
-			text, _ := x.rowText(i)
-			lines = append(lines, text)
+			var cells []string
+			for c := range conceptColumns[:len(conceptColumns)-1] {
+				cells = append(cells, x.cell(i, c))
+			}
+			lines = append(lines, strings.Join(cells, " | "))
 		}
 		all := strings.Join(lines, "\n")
-		for _, want := range []string{"type 2 diabetes · Condition · ", "201826  Type 2 diabetes mellitus · SNOMED 44054006 · with descendants",
-			"metformin · Drug · ", "1503297  metformin · RxNorm 6809"} {
+		for _, want := range []string{"type 2 diabetes (Condition) | ", "    Type 2 diabetes mellitus |  | 201826 | SNOMED | 44054006",
+			"metformin (Drug) | ", "    metformin |  | 1503297 | RxNorm | 6809"} {
 			if !strings.Contains(all, want) {
-				t.Errorf("concept list lacks %q:\n%s", want, all)
+				t.Errorf("concept table lacks %q:\n%s", want, all)
 			}
 		}
-		persons := fmt.Sprintf(" · %d persons", s.last.ConceptSets[0].Persons)
-		if s.last.ConceptSets[0].Persons <= 0 || !strings.Contains(lines[0], persons) {
-			t.Errorf("set header %q lacks %q", lines[0], persons)
+		persons := fmt.Sprintf(" | %d | +1 descendants |  | ", s.last.ConceptSets[0].Persons)
+		if s.last.ConceptSets[0].Persons <= 0 || !strings.HasSuffix(lines[0], persons) {
+			t.Errorf("set row %q lacks %q", lines[0], persons)
+		}
+		if x.removable(0) != 0 || x.removable(1) != 201826 {
+			t.Errorf("Remove buttons: set row %d, item row %d", x.removable(0), x.removable(1))
 		}
 		if !strings.Contains(x.how.Text, "without a model") || !strings.Contains(x.how.Text, `template "count"`) {
 			t.Errorf("how = %q", x.how.Text)
@@ -131,6 +143,68 @@ func TestCohortScreenEditsConceptSets(t *testing.T) {
 		n, sql, _ := answered(s)
 		if n != first || sql != firstSQL {
 			t.Errorf("after removing the added concept: %v persons, SQL\n%s\nwant %v and\n%s", n, sql, first, firstSQL)
+		}
+	})
+}
+
+// TestScreenshotCohortConcepts renders, with the app's theme and Fyne's
+// software painter, the Cohort screen's Concept sets tab after a question
+// on the OMOP demo (3,000 patients, no model: the template answers), with
+// a vocabulary search for "insulin" listed; it checks the picture is
+// drawn, and writes cohort-concepts.png to screenshotDir (make
+// screenshot: docs/screenshots).
+func TestScreenshotCohortConcepts(t *testing.T) {
+	a := newTestApp(t)
+	ws := newEmptyWorkspace(t)
+	if _, err := ws.InitDemo(context.Background(), demo.DefaultOptions(), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = "http://127.0.0.1:1" }); err != nil {
+		t.Fatal(err)
+	}
+	onUI(t, func(testing.TB) { a.Settings().SetTheme(NewTheme()) })
+	t.Cleanup(func() { onUI(t, func(testing.TB) { a.Settings().SetTheme(test.NewTheme()) }) })
+	mw := newTestMainWindow(t, ws)
+	t.Cleanup(func() { onUI(t, func(testing.TB) { mw.Window.Close() }) })
+	s := mw.Cohort
+	onUI(t, func(t testing.TB) {
+		if err := mw.Show("cohort"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	waitUntil(t, "the OMOP demo source", func() bool { return slices.Contains(s.sourceSel.Options, "demo-omop") })
+	onUI(t, func(testing.TB) { s.sourceSel.SetSelected("demo-omop") })
+	waitUntil(t, "the OMOP demo's examples", func() bool { return strings.HasPrefix(s.status.Text, "demo-omop: ") })
+	onUI(t, func(testing.TB) {
+		s.question.SetText("How many patients have type 2 diabetes and take metformin?")
+		s.Ask(s.question.Text)
+	})
+	waitUntil(t, "the answer", func() bool { _, _, ok := answered(s); return ok })
+	x := s.concepts
+	onUI(t, func(testing.TB) {
+		s.tabs.Select(x.tab)
+		x.search.SetText("insulin")
+		x.Search(x.search.Text)
+	})
+	waitUntil(t, "the search hits", func() bool { return len(x.hits) > 0 })
+	size := fyne.NewSize(1600, 900)
+	path := filepath.Join(screenshotDir(t), "cohort-concepts.png")
+	onUI(t, func(t testing.TB) {
+		mw.Window.Resize(size)
+		img := mw.Window.Canvas().Capture()
+		if n := colours(img); n < 8 {
+			t.Errorf("cohort-concepts: %d colours: a blank picture", n)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -205,9 +205,9 @@ func SmallCount(n int64, k int) bool { return k > 0 && n > 0 && n < int64(k) }
 // Hit is a concept found by a search, with the persons it finds.
 type Hit struct {
 	Candidate
-	// Persons is the number of persons with an event of the concept
-	// itself (without descendants); -1 when its domain has no event table
-	// or when it is hidden (PersonsUnder).
+	// Persons is the number of persons with an event of the concept or
+	// one of its descendants; -1 when its domain has no event table or
+	// when it is hidden (PersonsUnder).
 	Persons int64
 	// PersonsUnder, when positive, says Persons is hidden because fewer
 	// than PersonsUnder persons have an event of the concept (an

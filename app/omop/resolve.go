@@ -667,10 +667,11 @@ func (r *Resolver) Persons(ctx context.Context, domain string, ids []int64) (int
 	return n, nil
 }
 
-// SearchHits is Search with the persons each concept finds (itself,
-// without descendants); counts of fewer than k persons (but some) are
-// hidden, as an aggregate-only source's minimum cell size asks (k ≤ 0
-// hides nothing).
+// SearchHits is Search with the persons each concept finds with its
+// descendants (what it adds to a concept set: an ingredient finds the
+// persons given its clinical drugs); counts of fewer than k persons (but
+// some) are hidden, as an aggregate-only source's minimum cell size asks
+// (k ≤ 0 hides nothing).
 func (r *Resolver) SearchHits(ctx context.Context, t Term, limit, k int) ([]Hit, error) {
 	cands, err := r.Search(ctx, t, limit)
 	if err != nil {
@@ -679,7 +680,11 @@ func (r *Resolver) SearchHits(ctx context.Context, t Term, limit, k int) ([]Hit,
 	out := make([]Hit, len(cands))
 	for i, c := range cands {
 		out[i].Candidate = c
-		if out[i].Persons, err = r.Persons(ctx, c.Domain, []int64{c.ID}); err != nil {
+		desc, _, err := r.descendants(ctx, []int64{c.ID})
+		if err != nil {
+			return nil, err
+		}
+		if out[i].Persons, err = r.Persons(ctx, c.Domain, append([]int64{c.ID}, desc...)); err != nil {
 			return nil, err
 		}
 		if SmallCount(out[i].Persons, k) {
