@@ -23,6 +23,7 @@ func newEvidenceCmd(f *Factory) *cobra.Command {
 		Short: "Evidence synthesis over a local literature corpus (import, boolean search, PICO ranking)",
 	}
 	cmd.AddCommand(newEvidenceImportCmd(f), newEvidenceSearchCmd(f), newEvidenceScreenCmd(f), newEvidenceExtractCmd(f))
+	cmd.AddCommand(newEvidenceTeamCmds(f)...) // saved reviews: reviewers, decisions, conflicts, prisma (evidence_team.go)
 	return cmd
 }
 
