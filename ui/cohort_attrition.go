@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -36,8 +35,10 @@ type cohortAttrition struct {
 	cancelBtn *widget.Button
 	busyRow   *fyne.Container
 	table     *widget.Table
-	checks    *fyne.Container
-	funnel    *fyne.Container
+	// funnel holds one row per step: the criterion's check (the base
+	// population's label), its bar and its count.
+	funnel *fyne.Container
+	checks []*widget.Check // criterion n's check is checks[n-1]
 
 	header []string
 	rows   [][]string
@@ -84,16 +85,12 @@ func (s *CohortScreen) addAttrition() *cohortAttrition {
 			o.(*widget.Label).SetText(x.header[id.Col])
 		}
 	}
-	for i, w := range []float32{60, 300, 150, 90, 90} {
+	for i, w := range []float32{50, 320, 150, 85, 85} {
 		x.table.SetColumnWidth(i, w)
 	}
-	x.checks = container.NewVBox()
 	x.funnel = container.NewVBox()
-	criteria := container.NewBorder(bold("Criteria in use"), nil, nil, nil, container.NewVScroll(x.checks))
-	lower := container.NewHSplit(criteria, container.NewVScroll(x.funnel))
-	lower.Offset = 0.4
-	body := container.NewVSplit(x.table, lower)
-	body.Offset = 0.45
+	body := container.NewVSplit(x.table, container.NewVScroll(x.funnel))
+	body.Offset = 0.5
 	x.tab = container.NewTabItem("Attrition", container.NewBorder(container.NewVBox(x.status, x.busyRow), nil, nil, nil, body))
 	s.tabs.Append(x.tab)
 	return x
@@ -109,7 +106,6 @@ func (x *cohortAttrition) showAnswer(ans *cohort.Answer) {
 		a = ans.Attrition
 	}
 	x.show(a)
-	x.setChecks(a)
 }
 
 // stop cancels a count in progress and drops its result.
@@ -122,7 +118,7 @@ func (x *cohortAttrition) stop() {
 	x.busyRow.Hide()
 }
 
-// show draws a table and its funnel.
+// show draws a table, its funnel and the criteria's checks.
 func (x *cohortAttrition) show(a *cohort.Attrition) {
 	x.att = a
 	x.header, x.rows = nil, nil
@@ -152,26 +148,11 @@ func attritionStatus(a *cohort.Attrition) string {
 	return msg
 }
 
-// setChecks makes one check per criterion (the base population has none).
-func (x *cohortAttrition) setChecks(a *cohort.Attrition) {
-	x.checks.RemoveAll()
-	if a != nil {
-		for _, st := range a.Steps[1:] {
-			n := st.Number
-			c := widget.NewCheck(fmt.Sprintf("%d. %s", n, st.Criterion), nil)
-			c.SetChecked(st.On)
-			c.OnChanged = func(bool) { x.recount() }
-			x.checks.Add(c)
-		}
-	}
-	x.checks.Refresh()
-}
-
 // off returns the criteria whose checks are cleared.
 func (x *cohortAttrition) off() []int {
 	var out []int
-	for i, o := range x.checks.Objects {
-		if c, ok := o.(*widget.Check); ok && !c.Checked {
+	for i, c := range x.checks {
+		if !c.Checked {
 			out = append(out, i+1)
 		}
 	}
@@ -180,8 +161,8 @@ func (x *cohortAttrition) off() []int {
 
 // SetStep switches criterion n (from 1) on or off, as its check does.
 func (x *cohortAttrition) SetStep(n int, on bool) {
-	if n >= 1 && n <= len(x.checks.Objects) {
-		x.checks.Objects[n-1].(*widget.Check).SetChecked(on)
+	if n >= 1 && n <= len(x.checks) {
+		x.checks[n-1].SetChecked(on)
 	}
 }
 
@@ -239,7 +220,9 @@ func (x *cohortAttrition) counted(gen int, ans *cohort.Answer, a *cohort.Attriti
 		} else {
 			x.status.SetText("The patients could not be counted: " + err.Error())
 		}
-		x.setChecks(x.att) // the checks say what the table shows
+		msg := x.status.Text
+		x.drawFunnel(x.att) // the checks say again what the table shows
+		x.status.SetText(msg)
 		return
 	}
 	x.show(a)
@@ -252,57 +235,80 @@ func (x *cohortAttrition) counted(gen int, ans *cohort.Answer, a *cohort.Attriti
 	}
 }
 
-// drawFunnel draws one centred bar per step that is on, its width the
-// share of the base population; a hidden count (<k) is drawn at zero and
-// labelled.
+// drawFunnel draws one row per step: the criterion's check (the base
+// population's name), a centred bar whose width is the step's share of the
+// base population (a funnel), and the count. A hidden count (<k) is drawn
+// at zero and labelled; a criterion switched off has no bar.
 func (x *cohortAttrition) drawFunnel(a *cohort.Attrition) {
 	x.funnel.RemoveAll()
-	if a == nil || a.Error != "" || len(a.Steps) == 0 {
+	x.checks = nil
+	if a == nil || len(a.Steps) == 0 {
 		x.funnel.Refresh()
 		return
 	}
 	base := a.Steps[0].Patients
-	form := container.New(layout.NewFormLayout())
+	x.funnel.Add(bold("Criteria in use and patients remaining"))
 	for _, st := range a.Steps {
-		if !st.On {
-			continue
+		var left fyne.CanvasObject
+		if st.Number == 0 {
+			left = widget.NewLabel("Base: " + clipWords(st.Criterion, 30))
+		} else {
+			// The criterion in full is in the table above: a long one is
+			// clipped here, so that the bars keep their room.
+			c := widget.NewCheck(fmt.Sprintf("%d. %s", st.Number, clipWords(st.Criterion, 30)), nil)
+			c.SetChecked(st.On)
+			c.OnChanged = func(bool) { x.recount() }
+			x.checks = append(x.checks, c)
+			left = c
 		}
 		frac := float32(0)
-		if !st.Patients.Hidden() && !base.Hidden() && base.N > 0 && st.Patients.N > 0 {
+		if st.On && !st.Patients.Hidden() && !base.Hidden() && base.N > 0 && st.Patients.N > 0 {
 			frac = float32(float64(st.Patients.N) / float64(base.N))
 		}
-		label := st.Patients.String()
-		if st.PercentOfBase != nil {
-			label += fmt.Sprintf(" (%.0f%%)", *st.PercentOfBase)
-		}
-		name := st.Criterion
-		if st.Number == 0 {
-			name = "Base: " + name
-		}
-		if r := []rune(name); len(r) > 32 {
-			name = string(r[:31]) + "…"
+		value := "switched off"
+		if st.On {
+			value = st.Patients.String()
+			if st.PercentOfBase != nil {
+				value += fmt.Sprintf(" (%.0f%%)", *st.PercentOfBase)
+			}
 		}
 		bar := canvas.NewRectangle(theme.Color(theme.ColorNamePrimary))
-		form.Add(widget.NewLabel(name))
-		form.Add(container.NewBorder(nil, nil, nil, widget.NewLabel(label), container.New(funnelLayout{frac: frac}, bar)))
+		x.funnel.Add(container.New(funnelRow{frac: frac}, left, bar, widget.NewLabel(value)))
 	}
-	x.funnel.Add(bold("Patients remaining"))
-	x.funnel.Add(form)
 	x.funnel.Refresh()
 }
 
-// funnelLayout centres its one object at a fraction of the width.
-type funnelLayout struct{ frac float32 }
+// funnelRow lays out a row of the funnel: the criterion on the left (42%
+// of the width), the bar centred in the middle at its fraction of the
+// middle's width, the count on the right.
+type funnelRow struct{ frac float32 }
 
 // MinSize implements fyne.Layout.
-func (funnelLayout) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewSize(60, 22) }
+func (funnelRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	left, value := objs[0].MinSize(), objs[2].MinSize()
+	return fyne.NewSize(left.Width+80+value.Width, max(left.Height, value.Height))
+}
 
 // Layout implements fyne.Layout.
-func (l funnelLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
-	for _, o := range objs {
-		h := size.Height * 0.8
-		w := max(1, size.Width*l.frac)
-		o.Resize(fyne.NewSize(w, h))
-		o.Move(fyne.NewPos((size.Width-w)/2, (size.Height-h)/2))
+func (l funnelRow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	left, bar, value := objs[0], objs[1], objs[2]
+	lw := max(left.MinSize().Width, size.Width*0.42)
+	vw := value.MinSize().Width
+	left.Resize(fyne.NewSize(lw, size.Height))
+	left.Move(fyne.NewPos(0, 0))
+	value.Resize(fyne.NewSize(vw, size.Height))
+	value.Move(fyne.NewPos(size.Width-vw, 0))
+	mid := max(0, size.Width-lw-vw-8)
+	w, h := max(1, mid*l.frac), size.Height*0.5
+	bar.Resize(fyne.NewSize(w, h))
+	bar.Move(fyne.NewPos(lw+(mid-w)/2, (size.Height-h)/2))
+}
+
+// clipWords shortens text to at most n characters, ending with "…".
+func clipWords(text string, n int) string {
+	r := []rune(text)
+	if len(r) <= n {
+		return text
 	}
+	return string(r[:n-1]) + "…"
 }
