@@ -13,6 +13,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/xuri/excelize/v2"
+
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/app/prescreen"
@@ -162,6 +164,29 @@ func TestCohortPrescreenMatrix(t *testing.T) {
 		defer f.Close()
 		if err := png.Encode(f, img); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	// Export: the workbook's sheets, patient ids pseudonymised.
+	out := filepath.Join(t.TempDir(), "pre.xlsx")
+	onUI(t, func(testing.TB) { x.export(out, true) })
+	waitUntil(t, "the export", func() bool { return strings.HasPrefix(x.status.Text, "Exported to ") })
+	f, err := excelize.OpenFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := strings.Join(f.GetSheetList(), ","); got != "Matrix,Criteria,Trials,Provenance" {
+		t.Errorf("sheets %s", got)
+	}
+	rows, _ := f.GetRows("Matrix")
+	onUI(t, func(t testing.TB) {
+		for _, r := range rows[2:] {
+			for _, p := range x.res.Patients {
+				if r[0] == p.ID {
+					t.Fatalf("patient id %s exported as it is", p.ID)
+				}
+			}
 		}
 		w.Close()
 	})
