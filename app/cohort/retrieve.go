@@ -93,8 +93,9 @@ type IndexOptions struct {
 // the dictionary and to an admission; an ICU chart event to an ICU stay,
 // which belongs to an admission), so the code dictionary and the parent
 // tables a query goes through come with the event table. The question is
-// first expanded with a small clinical thesaurus ("treatment" →
-// procedure). An Index is safe for concurrent use.
+// first expanded with a small general medical thesaurus ("treatment" →
+// procedure) and the vocabulary of the curated profiles in use ("ward" →
+// transfer careunit in EHRSQL's). An Index is safe for concurrent use.
 type Index struct {
 	cat      *datasets.Catalog
 	coll     *vectorstore.Collection
