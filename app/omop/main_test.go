@@ -3,6 +3,8 @@ package omop
 import (
 	"os"
 	"testing"
+
+	"github.com/clinsight/clinsight/internal/pgtest"
 )
 
 // testTemp is a folder removed when the test binary ends, for the
@@ -19,7 +21,7 @@ func tempDir() (string, error) {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m) // stops the PostgreSQL test cluster, if one was started
 	if testTemp != "" {
 		os.RemoveAll(testTemp)
 	}

@@ -42,7 +42,7 @@ const (
 // Resolver finds the concepts of clinical terms in an OMOP CDM database.
 // It is safe for concurrent use.
 type Resolver struct {
-	db          *sql.DB
+	db          datasets.Scanner
 	fts         bool // the concept search index exists
 	synonyms    bool // concept_synonym has rows
 	ancestors   bool // concept_ancestor has rows
@@ -52,26 +52,34 @@ type Resolver struct {
 	vocab   *spellVocab // nil until loaded
 }
 
-// NewResolver inspects db (an OMOP CDM database, opened read-only) and
-// returns a resolver for it.
+// NewResolver inspects db (an OMOP CDM database in SQLite, opened
+// read-only) and returns a resolver for it.
 func NewResolver(ctx context.Context, db *sql.DB) (*Resolver, error) {
+	return NewResolverOn(ctx, datasets.DBScanner{DB: db})
+}
+
+// NewResolverOn inspects the OMOP CDM database a scanner reads — SQLite,
+// or a PostgreSQL schema through its engine (the look-ups are plain
+// reading SQL a read-only role can run: names and synonyms by LIKE, codes,
+// 'Maps to' and concept_ancestor by id) — and returns a resolver for it.
+func NewResolverOn(ctx context.Context, db datasets.Scanner) (*Resolver, error) {
 	r := &Resolver{db: db}
 	has := func(name string) (bool, error) {
-		var n int
-		err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE", name).Scan(&n)
-		return n > 0, err
+		q := "SELECT count(*) FROM sqlite_schema WHERE type IN ('table', 'view') AND name = " + lit(name) + " COLLATE NOCASE"
+		if db.Dialect() == datasets.DialectPostgres {
+			q = "SELECT count(*) FROM information_schema.tables WHERE table_schema = ANY (current_schemas(false)) AND lower(table_name) = " + lit(strings.ToLower(name))
+		}
+		n, err := datasets.ScanInt64s(ctx, db, q)
+		return err == nil && n[0] > 0, err
 	}
 	nonEmpty := func(name string) (bool, error) {
 		ok, err := has(name)
 		if err != nil || !ok {
 			return false, err
 		}
-		var one int
-		err = db.QueryRowContext(ctx, "SELECT 1 FROM "+datasets.QuoteIdent(name)+" LIMIT 1").Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, nil
-		}
-		return err == nil, err
+		found := false
+		err = db.Scan(ctx, "SELECT 1 FROM "+datasets.QuoteIdent(name)+" LIMIT 1", func([]any) error { found = true; return nil })
+		return found, err
 	}
 	ok, err := has("concept")
 	if err != nil {
@@ -100,10 +108,60 @@ func NewResolver(ctx context.Context, db *sql.DB) (*Resolver, error) {
 // conceptColumns are the concept columns scanConcept reads.
 const conceptColumns = "concept_id, coalesce(concept_name, ''), coalesce(domain_id, ''), coalesce(vocabulary_id, ''), coalesce(concept_class_id, ''), coalesce(standard_concept, ''), coalesce(concept_code, ''), coalesce(invalid_reason, '')"
 
-func scanConcept(sc interface{ Scan(...any) error }) (Concept, error) {
-	var c Concept
-	err := sc.Scan(&c.ID, &c.Name, &c.Domain, &c.Vocabulary, &c.Class, &c.Standard, &c.Code, &c.InvalidReason)
-	return c, err
+// scanConcept reads a row of conceptColumns.
+func scanConcept(v []any) Concept {
+	return Concept{ID: asInt(v[0]), Name: asText(v[1]), Domain: asText(v[2]), Vocabulary: asText(v[3]),
+		Class: asText(v[4]), Standard: asText(v[5]), Code: asText(v[6]), InvalidReason: asText(v[7])}
+}
+
+// asInt reads an integer value of a scanned row (0 for NULL).
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	case []byte:
+		n, _ := strconv.ParseInt(string(x), 10, 64)
+		return n
+	}
+	return 0
+}
+
+// asText reads a text value of a scanned row ("" for NULL).
+func asText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// lit writes s as an SQL string literal (the same in SQLite and in
+// PostgreSQL with standard_conforming_strings); NUL bytes are dropped.
+func lit(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, "\x00", ""), "'", "''") + "'"
+}
+
+// scanConcepts runs a query of conceptColumns and returns its concepts.
+func (r *Resolver) scanConcepts(ctx context.Context, q string) ([]Concept, error) {
+	var out []Concept
+	err := r.db.Scan(ctx, q, func(v []any) error { out = append(out, scanConcept(v)); return nil })
+	return out, err
+}
+
+// scanIDs runs a query of one integer column and returns its values.
+func (r *Resolver) scanIDs(ctx context.Context, q string) ([]int64, error) {
+	var out []int64
+	err := r.db.Scan(ctx, q, func(v []any) error { out = append(out, asInt(v[0])); return nil })
+	return out, err
 }
 
 // concepts reads the concepts with the given ids (missing ids are left out).
@@ -111,22 +169,12 @@ func (r *Resolver) concepts(ctx context.Context, ids []int64) (map[int64]Concept
 	out := make(map[int64]Concept, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(len(ids), start+500)]
-		rows, err := r.db.QueryContext(ctx, "SELECT "+conceptColumns+" FROM concept WHERE concept_id IN ("+idList(chunk)+")")
+		cs, err := r.scanConcepts(ctx, "SELECT "+conceptColumns+" FROM concept WHERE concept_id IN ("+idList(chunk)+")")
 		if err != nil {
 			return nil, fmt.Errorf("read concepts: %w", err)
 		}
-		for rows.Next() {
-			c, err := scanConcept(rows)
-			if err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read concepts: %w", err)
-			}
+		for _, c := range cs {
 			out[c.ID] = c
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read concepts: %w", err)
 		}
 	}
 	return out, nil
@@ -255,25 +303,19 @@ func (r *Resolver) byCode(ctx context.Context, code string) ([]Candidate, error)
 		forms = append(forms, code[:3]+"."+code[3:]) // E119 → E11.9
 	}
 	forms = append(forms, strings.ReplaceAll(code, ".", ""))
-	ph := strings.TrimSuffix(strings.Repeat("?, ", len(forms)), ", ")
-	args := make([]any, len(forms))
+	lits := make([]string, len(forms))
 	for i, f := range forms {
-		args[i] = f
+		lits[i] = lit(f)
 	}
-	rows, err := r.db.QueryContext(ctx, "SELECT "+conceptColumns+" FROM concept WHERE concept_code IN ("+ph+") LIMIT 50", args...)
+	cs, err := r.scanConcepts(ctx, "SELECT "+conceptColumns+" FROM concept WHERE concept_code IN ("+strings.Join(lits, ", ")+") ORDER BY concept_id LIMIT 50")
 	if err != nil {
 		return nil, fmt.Errorf("look up code %s: %w", code, err)
 	}
-	defer rows.Close()
 	var out []Candidate
-	for rows.Next() {
-		c, err := scanConcept(rows)
-		if err != nil {
-			return nil, fmt.Errorf("look up code %s: %w", code, err)
-		}
+	for _, c := range cs {
 		out = append(out, Candidate{Concept: c, Score: 1.1, Via: "code", Matched: c.Code})
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // hit is a name or synonym matching a search text.
@@ -329,12 +371,12 @@ func (r *Resolver) byName(ctx context.Context, text string) ([]Candidate, error)
 	return out, nil
 }
 
-// nameHits queries the concept search index (or concept names with LIKE
-// when the database has no index) for names holding all the words (all)
-// or any of them.
+// nameHits queries the concept search index (or, when the database has
+// none — PostgreSQL, a CDM not imported by Clinsight — concept names and
+// synonyms with LIKE, shortest names first) for names holding all the
+// words (all) or any of them.
 func (r *Resolver) nameHits(ctx context.Context, words []string, all bool) ([]hit, error) {
-	var rows *sql.Rows
-	var err error
+	var q string
 	if r.fts {
 		quoted := make([]string, len(words))
 		for i, w := range words {
@@ -345,35 +387,40 @@ func (r *Resolver) nameHits(ctx context.Context, words []string, all bool) ([]hi
 			op = " OR "
 		}
 		match := "{name} : (" + strings.Join(quoted, op) + ")"
-		rows, err = r.db.QueryContext(ctx, "SELECT concept_id, name, synonym FROM "+datasets.OMOPConceptIndex+
-			" WHERE "+datasets.OMOPConceptIndex+" MATCH ? ORDER BY bm25("+datasets.OMOPConceptIndex+") LIMIT ?", match, ftsCandidates)
+		q = "SELECT concept_id, name, synonym FROM " + datasets.OMOPConceptIndex +
+			" WHERE " + datasets.OMOPConceptIndex + " MATCH " + lit(match) + " ORDER BY bm25(" + datasets.OMOPConceptIndex + ") LIMIT " + strconv.Itoa(ftsCandidates)
 	} else {
-		conds := make([]string, len(words))
-		args := make([]any, 0, len(words)+1)
-		for i, w := range words {
-			conds[i] = "lower(concept_name) LIKE ?"
-			args = append(args, "%"+strings.ToLower(w)+"%")
+		where := func(column string) string {
+			conds := make([]string, len(words))
+			for i, w := range words {
+				conds[i] = "lower(" + column + ") LIKE " + lit("%"+likeEscape(strings.ToLower(w))+"%") + ` ESCAPE '\'`
+			}
+			op := " AND "
+			if !all {
+				op = " OR "
+			}
+			return "(" + strings.Join(conds, op) + ")"
 		}
-		op := " AND "
-		if !all {
-			op = " OR "
+		q = "SELECT concept_id, concept_name AS name, 0 AS synonym FROM concept WHERE " + where("concept_name")
+		if r.synonyms {
+			q += " UNION ALL SELECT concept_id, concept_synonym_name, 1 FROM concept_synonym WHERE " + where("concept_synonym_name")
 		}
-		args = append(args, likeCandidates)
-		rows, err = r.db.QueryContext(ctx, "SELECT concept_id, concept_name, 0 FROM concept WHERE "+strings.Join(conds, op)+" LIMIT ?", args...)
+		q = "SELECT concept_id, name, synonym FROM (" + q + ") AS hits ORDER BY length(name), concept_id, synonym LIMIT " + strconv.Itoa(likeCandidates)
 	}
+	var out []hit
+	err := r.db.Scan(ctx, q, func(v []any) error {
+		out = append(out, hit{id: asInt(v[0]), text: asText(v[1]), synonym: asInt(v[2]) != 0})
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("search concepts for %q: %w", strings.Join(words, " "), err)
 	}
-	defer rows.Close()
-	var out []hit
-	for rows.Next() {
-		var h hit
-		if err := rows.Scan(&h.id, &h.text, &h.synonym); err != nil {
-			return nil, fmt.Errorf("search concepts: %w", err)
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// likeEscape escapes the wildcards of a LIKE pattern (escape character \).
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // romanNumerals are normalised to digits in terms and names ("type II").
@@ -461,23 +508,12 @@ func (r *Resolver) mapsTo(ctx context.Context, id int64) ([]Concept, error) {
 	if !r.hasRelation {
 		return nil, nil
 	}
-	rows, err := r.db.QueryContext(ctx, "SELECT concept_id_2 FROM concept_relationship WHERE concept_id_1 = ? AND relationship_id = 'Maps to' AND coalesce(invalid_reason, '') = '' AND concept_id_2 <> concept_id_1 LIMIT 20", id)
+	ids, err := r.scanIDs(ctx, fmt.Sprintf("SELECT concept_id_2 FROM concept_relationship WHERE concept_id_1 = %d AND relationship_id = 'Maps to' AND coalesce(invalid_reason, '') = '' AND concept_id_2 <> concept_id_1 ORDER BY concept_id_2 LIMIT 20", id))
 	if err != nil {
 		return nil, fmt.Errorf("map concept %d to standard: %w", id, err)
 	}
-	var ids []int64
-	for rows.Next() {
-		var t int64
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("map concept %d to standard: %w", id, err)
-		}
-		ids = append(ids, t)
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil || len(ids) == 0 {
-		return nil, err
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	byID, err := r.concepts(ctx, ids)
 	if err != nil {
@@ -590,20 +626,11 @@ func (r *Resolver) descendants(ctx context.Context, ids []int64) ([]int64, strin
 		return nil, "", nil
 	}
 	if r.ancestors {
-		rows, err := r.db.QueryContext(ctx, "SELECT DISTINCT descendant_concept_id FROM concept_ancestor WHERE ancestor_concept_id IN ("+idList(ids)+") AND descendant_concept_id NOT IN ("+idList(ids)+") LIMIT ?", maxDescendants)
+		out, err := r.scanIDs(ctx, "SELECT DISTINCT descendant_concept_id FROM concept_ancestor WHERE ancestor_concept_id IN ("+idList(ids)+") AND descendant_concept_id NOT IN ("+idList(ids)+") ORDER BY descendant_concept_id LIMIT "+strconv.Itoa(maxDescendants))
 		if err != nil {
 			return nil, "", fmt.Errorf("read descendants: %w", err)
 		}
-		defer rows.Close()
-		var out []int64
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return nil, "", fmt.Errorf("read descendants: %w", err)
-			}
-			out = append(out, id)
-		}
-		return out, "concept_ancestor", rows.Err()
+		return out, "concept_ancestor", nil
 	}
 	if !r.hasRelation {
 		return nil, "", nil
@@ -615,26 +642,16 @@ func (r *Resolver) descendants(ctx context.Context, ids []int64) ([]int64, strin
 	var out []int64
 	frontier := ids
 	for depth := 0; depth < maxSubsumesDepth && len(frontier) > 0 && len(out) < maxDescendants; depth++ {
-		rows, err := r.db.QueryContext(ctx, "SELECT DISTINCT concept_id_2 FROM concept_relationship WHERE concept_id_1 IN ("+idList(frontier)+") AND relationship_id = 'Subsumes' AND coalesce(invalid_reason, '') = ''")
+		found, err := r.scanIDs(ctx, "SELECT DISTINCT concept_id_2 FROM concept_relationship WHERE concept_id_1 IN ("+idList(frontier)+") AND relationship_id = 'Subsumes' AND coalesce(invalid_reason, '') = '' ORDER BY concept_id_2")
 		if err != nil {
 			return nil, "", fmt.Errorf("read descendants: %w", err)
 		}
 		var next []int64
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, "", fmt.Errorf("read descendants: %w", err)
-			}
+		for _, id := range found {
 			if !seen[id] {
 				seen[id] = true
 				next = append(next, id)
 			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, "", fmt.Errorf("read descendants: %w", err)
 		}
 		out = append(out, next...)
 		frontier = next
@@ -656,15 +673,14 @@ func (r *Resolver) Persons(ctx context.Context, domain string, ids []int64) (int
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	var n int64
-	err := r.db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT person_id) FROM "+dt.table+" WHERE "+dt.column+" IN ("+idList(ids)+")").Scan(&n)
+	n, err := datasets.ScanInt64s(ctx, r.db, "SELECT COUNT(DISTINCT person_id) FROM "+dt.table+" WHERE "+dt.column+" IN ("+idList(ids)+")")
 	if err != nil {
-		if strings.Contains(err.Error(), "no such table") {
+		if msg := err.Error(); strings.Contains(msg, "no such table") || strings.Contains(msg, "does not exist") {
 			return -1, nil
 		}
 		return 0, fmt.Errorf("count persons with %s concepts: %w", strings.ToLower(domain), err)
 	}
-	return n, nil
+	return n[0], nil
 }
 
 // SearchHits is Search with the persons each concept finds with its

@@ -3,6 +3,7 @@ package omop
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/clinsight/clinsight/internal/textsearch"
@@ -30,17 +31,8 @@ func (r *Resolver) loadVocab(ctx context.Context) (*spellVocab, error) {
 		return r.vocab, nil
 	}
 	v := &spellVocab{count: map[string]int{}, stems: map[string]bool{}, byLen: map[int][]string{}}
-	rows, err := r.db.QueryContext(ctx, "SELECT concept_name FROM concept WHERE concept_name IS NOT NULL ORDER BY (standard_concept = 'S') DESC, (domain_id IN ('Condition','Drug','Measurement','Procedure','Observation')) DESC LIMIT ?", maxVocabNames)
-	if err != nil {
-		return nil, fmt.Errorf("read concept names: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, fmt.Errorf("read concept names: %w", err)
-		}
-		for _, w := range textsearch.Words(name) {
+	err := r.db.Scan(ctx, "SELECT concept_name FROM concept WHERE concept_name IS NOT NULL ORDER BY (standard_concept = 'S') DESC, (domain_id IN ('Condition','Drug','Measurement','Procedure','Observation')) DESC, concept_id LIMIT "+strconv.Itoa(maxVocabNames), func(vals []any) error {
+		for _, w := range textsearch.Words(asText(vals[0])) {
 			if v.count[w] == 0 {
 				v.stems[textsearch.PorterStem(w)] = true
 				n := utf8.RuneCountInString(w)
@@ -48,8 +40,9 @@ func (r *Resolver) loadVocab(ctx context.Context) (*spellVocab, error) {
 			}
 			v.count[w]++
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read concept names: %w", err)
 	}
 	r.vocab = v
