@@ -81,8 +81,8 @@ func (b *teamBar) show(p *evidence.Project) {
 	b.screenerSel.SetSelected(who)
 	if len(names) == 0 {
 		b.screenerSel.Disable()
-		b.reviewers.SetText("One reviewer: name the reviewers (Reviewers…) to screen in pairs, each blind to the other's decisions.")
-		b.agreement.SetText("")
+		b.reviewers.SetText("One reviewer (no pair named)")
+		b.setAgreement("")
 		for _, btn := range []*widget.Button{b.conflictsBtn, b.exportBtn} {
 			btn.Disable()
 		}
@@ -97,11 +97,24 @@ func (b *teamBar) show(p *evidence.Project) {
 	b.reviewers.SetText(text)
 	if len(names) < 2 {
 		b.conflictsBtn.Disable()
-		b.agreement.SetText("Name the second reviewer, or import their decisions file, to compare decisions.")
+		b.setAgreement("Name the second reviewer, or import their decisions file, to compare decisions.")
 		return
 	}
 	b.conflictsBtn.Enable()
-	b.agreement.SetText(agreementText(p))
+	b.setAgreement(agreementText(p))
+}
+
+// setAgreement shows the agreement line, hidden (taking no room) when
+// there is none.
+func (b *teamBar) setAgreement(text string) {
+	b.agreement.SetText(text)
+	if text == "" && b.agreement.Visible() {
+		b.agreement.Hide()
+		b.content.Refresh()
+	} else if text != "" && !b.agreement.Visible() {
+		b.agreement.Show()
+		b.content.Refresh()
+	}
 }
 
 // agreementText says the reviewers' agreement and conflicts per stage.
@@ -352,11 +365,17 @@ func stageDecisionText(s *EvidenceScreen, p *evidence.Project, stage evidence.St
 	} else {
 		agreed = p.Decisions
 	}
-	if _, settled := agreed[id]; !settled {
+	a, settled := agreed[id]
+	switch {
+	case !settled:
 		return text + " · conflict", widget.WarningImportance
+	case len(p.Reviewers) < 2:
+		return text, imp
+	case p.Resolutions[stage][id].Note != "":
+		if a.Include {
+			return text + " · resolved: included", widget.SuccessImportance
+		}
+		return text + " · resolved: excluded", widget.DangerImportance
 	}
-	if len(p.Reviewers) > 1 {
-		text += " · agreed"
-	}
-	return text, imp
+	return text + " · agreed", imp
 }

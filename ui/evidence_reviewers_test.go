@@ -50,7 +50,7 @@ func TestEvidenceScreenReviewerSwitchAndFullTextStage(t *testing.T) {
 	waitUntil(t, "the project opened", func() bool { return s.project() != nil && len(s.screening.rows) == len(ids) })
 	v := s.screening
 	onUI(t, func(t testing.TB) {
-		if v.team.screenerSel.Disabled() == false || !strings.Contains(v.team.reviewers.Text, "One reviewer") {
+		if !v.team.screenerSel.Disabled() || !strings.Contains(v.team.reviewers.Text, "One reviewer") {
 			t.Fatalf("a review without reviewers: %q", v.team.reviewers.Text)
 		}
 		v.team.AddReviewer("Ana")
@@ -96,6 +96,9 @@ func TestEvidenceScreenReviewerSwitchAndFullTextStage(t *testing.T) {
 		}
 		if !strings.HasSuffix(v.team.agreement.Text, "1 conflicts, 0 open") || !strings.Contains(v.prismaCounts.Text, "included 2") {
 			t.Fatalf("after the resolution: %q; PRISMA %q", v.team.agreement.Text, v.prismaCounts.Text)
+		}
+		if got := decisionCell(t, v, "r2"); got != "Included · resolved: excluded" {
+			t.Fatalf("r2 after the resolution, as Ben: %q", got)
 		}
 
 		// The full-text stage, Ben screening.
