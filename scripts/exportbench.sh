@@ -30,7 +30,9 @@ fi
 export CLINSIGHT_WORKSPACE="$tmp/ws" OLLAMA_HOST=127.0.0.1:1
 
 # run LABEL CMD...: runs CMD under /usr/bin/time -v and prints one line:
-# peak RSS (MiB), wall seconds, rows/s.
+# peak RSS (MiB), wall seconds, rows/s, processor seconds (user + system,
+# which a loaded machine changes less than the wall time) and rows per
+# processor second.
 run() {
   local label=$1
   shift
@@ -38,7 +40,9 @@ run() {
   awk -v label="$label" -v rows="$rows" '
     /Maximum resident set size/ {rss = $NF / 1024}
     /Elapsed \(wall clock\)/ {n = split($NF, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]}
-    END {printf "%-22s peak RSS %7.1f MiB  %7.2f s  %8.0f rows/s\n", label, rss, s, rows / s}' "$tmp/time"
+    /User time \(seconds\)/ {cpu += $NF}
+    /System time \(seconds\)/ {cpu += $NF}
+    END {printf "%-22s peak RSS %7.1f MiB  %7.2f s  %8.0f rows/s  cpu %7.2f s  %8.0f rows/cpu-s\n", label, rss, s, rows / s, cpu, rows / cpu}' "$tmp/time"
 }
 
 "$bin" sql --db "$db" "SELECT count(*) FROM t" >/dev/null 2>&1 # the workspace, the page cache
@@ -54,11 +58,14 @@ echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "file sizes: reference $(stat -c %s "$tmp/ref.xlsx") bytes, clinsight $(stat -c %s "$tmp/out.xlsx") bytes"
 # Medians over the rounds, and the ratio of throughputs.
 med() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-ref_rps=$(awk '{print $(NF-1)}' "$tmp/ref.txt" | med)
-cli_rps=$(awk '{print $(NF-1)}' "$tmp/cli.txt" | med)
+field() { awk -v f="$1" '{for (i = 2; i <= NF; i++) if ($i == f) print $(i - 1)}'; }
+ref_rps=$(field rows/s <"$tmp/ref.txt" | med)
+cli_rps=$(field rows/s <"$tmp/cli.txt" | med)
+ref_cps=$(field rows/cpu-s <"$tmp/ref.txt" | med)
+cli_cps=$(field rows/cpu-s <"$tmp/cli.txt" | med)
 rss() { awk '{for (i = 1; i < NF; i++) if ($i == "RSS") print $(i + 1)}'; }
 ref_rss=$(rss <"$tmp/ref.txt" | med)
 cli_rss=$(rss <"$tmp/cli.txt" | med)
-awk -v a="$cli_rps" -v b="$ref_rps" -v ra="$cli_rss" -v rb="$ref_rss" 'BEGIN {
-  printf "median: clinsight %.0f rows/s, %.1f MiB; reference %.0f rows/s, %.1f MiB; throughput ratio %.2f (goal ≥ 0.8), peak RSS %.1f MB (goal ≤ 300 MB)\n",
-    a, ra, b, rb, a / b, ra * 1.048576 }'
+awk -v a="$cli_rps" -v b="$ref_rps" -v ra="$cli_rss" -v rb="$ref_rss" -v ca="$cli_cps" -v cb="$ref_cps" 'BEGIN {
+  printf "median: clinsight %.0f rows/s (%.0f per cpu-s), %.1f MiB; reference %.0f rows/s (%.0f per cpu-s), %.1f MiB\n", a, ca, ra, b, cb, rb
+  printf "throughput ratio %.2f wall, %.2f processor time (goal ≥ 0.8); clinsight peak RSS %.1f MB (goal ≤ 300 MB)\n", a / b, ca / cb, ra * 1.048576 }'

@@ -15,9 +15,6 @@ import (
 	"github.com/clinsight/clinsight/internal/durfmt"
 )
 
-// askRows is how many result rows "ask" prints as text.
-const askRows = 20
-
 func newAskCmd(f *Factory) *cobra.Command {
 	var (
 		db, xlsx, model string
@@ -163,16 +160,9 @@ func writeAnswerText(w io.Writer, ans *cohort.Answer, streamed bool) {
 	}
 	if ans.Result != nil {
 		fmt.Fprintln(w)
-		res := *ans.Result
-		if len(res.Rows) > askRows {
-			res.Rows = res.Rows[:askRows]
-		}
-		writeResultText(w, &res)
-		note := ""
-		if len(ans.Result.Rows) > askRows {
-			note = fmt.Sprintf(" (first %d shown)", askRows)
-		}
-		fmt.Fprintf(w, "%d rows%s\n", len(ans.Result.Rows), note)
+		res := ans.Result
+		writeHead(w, res.Columns, res.Rows[:min(len(res.Rows), headRows(w))], int64(len(res.Rows)))
+		fmt.Fprintf(w, "%d rows\n", len(res.Rows))
 		if n := ans.Result.Notice(); n != "" {
 			fmt.Fprintln(w, n)
 		}

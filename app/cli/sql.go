@@ -196,11 +196,6 @@ func writeResultJSON(w io.Writer, res *datasets.Result, rep *disclosure.Report) 
 	return enc.Encode(out)
 }
 
-// writeResultText writes every row of a result as a text table.
-func writeResultText(w io.Writer, res *datasets.Result) error {
-	return writeHead(w, res.Columns, res.Rows, int64(len(res.Rows)))
-}
-
 // formatCell renders a value for the text table: NULL as "NULL", tabs and
 // newlines as spaces and other control characters as escapes (which the
 // output writer would add anyway), so the columns stay aligned.
