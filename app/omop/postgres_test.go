@@ -2,6 +2,7 @@ package omop
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -46,7 +47,8 @@ func syntheaOnPostgres(t *testing.T) *postgres.Engine {
 func TestResolveOnPostgresEqualsSQLite(t *testing.T) {
 	lite := resolver(t, syntheaDB(t))
 	ctx := context.Background()
-	pg, err := NewResolverOn(ctx, syntheaOnPostgres(t))
+	eng := syntheaOnPostgres(t)
+	pg, err := NewResolverOn(ctx, eng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +94,34 @@ func TestResolveOnPostgresEqualsSQLite(t *testing.T) {
 	if float64(top3)/float64(n) < 0.9 {
 		t.Errorf("top-3 rate on PostgreSQL %.1f%%, want at least 90%%", 100*float64(top3)/float64(n))
 	}
+	// The LLM-free templates run on PostgreSQL with SQLite's answers.
+	liteDB := syntheaDB(t)
+	for _, q := range []string{"How many patients have hypertension?", "How many patients have hypertension by gender?",
+		"How many patients with hypertension by age band?", "How many patients have hypertension and take lisinopril?"} {
+		sa, ua, err := lite.ResolveTerms(ctx, ExtractTerms(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, ub, err := pg.ResolveTerms(ctx, ExtractTerms(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ta, okA, why := MatchTemplate(q, sa, ua)
+		tb, okB, _ := MatchTemplate(q, sb, ub)
+		if !okA || !okB || ta.SQL != tb.SQL {
+			t.Errorf("%q: template on SQLite %v (%s), on PostgreSQL %v:\n%s\n%s", q, okA, why, okB, ta.SQL, tb.SQL)
+			continue
+		}
+		want := sqliteRows(t, liteDB, ta.SQL)
+		res, err := eng.Query(ctx, tb.SQL)
+		if err != nil {
+			t.Errorf("%q on PostgreSQL: %v\n%s", q, err, tb.SQL)
+			continue
+		}
+		if got := fmt.Sprint(res.Rows); got != want {
+			t.Errorf("%q: PostgreSQL %s, SQLite %s", q, got, want)
+		}
+	}
 	// A code typed in the question, a non-standard concept's 'Maps to'.
 	hits, err := pg.SearchHits(ctx, NewTerm("840539006", ""), 1, 0)
 	if err != nil || len(hits) != 1 || hits[0].ID != 37311061 || hits[0].Persons <= 0 {
@@ -99,11 +129,27 @@ func TestResolveOnPostgresEqualsSQLite(t *testing.T) {
 	}
 }
 
-// ids lists the candidates' concept ids.
-func ids(cs []Candidate) string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, fmt.Sprint(c.ID))
+// sqliteRows runs a query on db and writes its rows as fmt prints a
+// result's.
+func sqliteRows(t *testing.T, db *sql.DB, q string) string {
+	t.Helper()
+	rows, err := db.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, q)
 	}
-	return strings.Join(out, " ")
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals)
+	}
+	return fmt.Sprint(out)
 }

@@ -162,7 +162,7 @@ func TemplateSQL(kind TemplateKind, sets []ConceptSet) string {
 		b.WriteString("GROUP BY gender ORDER BY persons DESC, gender")
 	case TemplateByAgeBand:
 		b.WriteString("\nSELECT ((a.age / 10) * 10) || '-' || ((a.age / 10) * 10 + 9) AS age_band, COUNT(DISTINCT a.person_id) AS persons\n")
-		b.WriteString("FROM (SELECT c.person_id, CAST(strftime('%Y', c.entry_date) AS INTEGER) - p.year_of_birth AS age\n")
+		b.WriteString("FROM (SELECT c.person_id, CAST(substr(CAST(c.entry_date AS TEXT), 1, 4) AS INTEGER) - p.year_of_birth AS age\n")
 		b.WriteString("      FROM cohort c JOIN person p ON p.person_id = c.person_id\n")
 		writeOtherSetsIndent(&b, sets, "      ")
 		b.WriteString(") a\nGROUP BY a.age / 10 ORDER BY a.age / 10")
