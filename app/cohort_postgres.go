@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/clinsight/clinsight/app/cohort"
+	"github.com/clinsight/clinsight/app/omop"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/internal/progress"
 )
@@ -31,14 +32,20 @@ type cohortDB struct {
 func (db cohortDB) Close() error { return db.close() }
 
 // concepts returns the concept resolver of an OMOP CDM source (nil for
-// other sources) and what closes it. On PostgreSQL there is none yet: the
-// pipeline answers OMOP questions with generated SQL only (the resolver's
-// vocabulary look-ups are to go through db.scanner, in its dialect).
+// other sources) and what closes it. On PostgreSQL the vocabulary is read
+// through db.scanner, the source's engine (closed with the runner).
 func (db cohortDB) concepts(ctx context.Context, cat *datasets.Catalog) (cohort.ConceptResolver, func() error, error) {
-	if db.path == "" {
+	if db.path != "" {
+		return conceptResolver(ctx, db.path, cat)
+	}
+	if db.scanner == nil || !datasets.IsOMOP(cat) {
 		return nil, func() error { return nil }, nil
 	}
-	return conceptResolver(ctx, db.path, cat)
+	r, err := omop.NewResolverOn(ctx, db.scanner)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, func() error { return nil }, nil
 }
 
 // cohortDatabase opens the database of a source for the cohort pipeline:

@@ -131,42 +131,19 @@ func (d *Data) Query(ctx context.Context, src Source, sql string, limits dataset
 	return out.Result, err
 }
 
-// query runs one reading SQL statement with no disclosure control.
+// query runs one reading SQL statement with no disclosure control,
+// through the source's engine (SQLite or PostgreSQL alike).
 func (d *Data) query(ctx context.Context, src Source, sql string, limits datasets.RunnerOptions) (*datasets.Result, error) {
-	if src.Kind == SourcePostgres {
-		eng, release, err := d.ws.postgresEngine(ctx, src, limits)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		res, err := eng.Query(ctx, sql)
-		if err != nil {
-			return nil, err
-		}
-		d.ws.logger.Info("query", "source", src.Name, "rows", len(res.Rows), "truncated", res.Truncated, "elapsed_ms", res.Elapsed.Milliseconds())
-		return res, nil
-	}
-	path, err := d.ws.file(src)
+	eng, release, err := d.engine(ctx, src, limits)
 	if err != nil {
 		return nil, err
 	}
-	opts := d.ws.Config().RunnerOptions()
-	if limits.Timeout > 0 {
-		opts.Timeout = limits.Timeout
-	}
-	if limits.MaxRows > 0 {
-		opts.MaxRows = limits.MaxRows
-	}
-	r, err := datasets.NewRunner(ctx, path, opts)
+	defer release()
+	res, err := eng.Query(ctx, sql)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	res, err := r.Query(ctx, sql)
-	if err != nil {
-		return nil, err
-	}
-	d.ws.logger.Info("query", "db", path, "rows", len(res.Rows), "truncated", res.Truncated, "elapsed_ms", res.Elapsed.Milliseconds())
+	d.ws.logger.Info("query", "source", src.Label(), "rows", len(res.Rows), "truncated", res.Truncated, "elapsed_ms", res.Elapsed.Milliseconds())
 	return res, nil
 }
 
@@ -178,32 +155,16 @@ func (d *Data) Catalog(ctx context.Context, src Source, samples bool) (*datasets
 	if !samples {
 		opts.MaxDistinct = -1
 	}
-	if src.Kind == SourcePostgres {
-		eng, release, err := d.ws.postgresEngine(ctx, src, datasets.RunnerOptions{})
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		cat, err := eng.Catalog(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("read catalog of %s: %w", src.Label(), err)
-		}
-		return cat, nil
-	}
-	path, err := d.ws.file(src)
+	eng, release, err := d.engine(ctx, src, datasets.RunnerOptions{})
 	if err != nil {
 		return nil, err
 	}
-	conn, err := datasets.OpenReadOnly(ctx, path)
-	if err != nil {
-		return nil, err
+	defer release()
+	cat, err := eng.Catalog(ctx, opts)
+	if err != nil && src.Kind == SourcePostgres {
+		return nil, fmt.Errorf("read catalog of %s: %w", src.Label(), err)
 	}
-	defer conn.Close()
-	cat, err := datasets.ReadCatalog(ctx, conn, opts)
-	if err != nil {
-		return nil, fmt.Errorf("read catalog of %s: %w", path, err)
-	}
-	return cat, nil
+	return cat, err // the SQLite engine names its file
 }
 
 // Browse returns the first rows of a table (at most limit; the workspace

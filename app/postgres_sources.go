@@ -13,18 +13,17 @@ import (
 )
 
 // maxOpenEngines bounds the PostgreSQL engines a workspace keeps open (one
-// per source and set of limits); past it a query opens an engine of its
-// own and closes it after.
+// per source, each call's limits applied with Engine.WithLimits); past it
+// a query opens an engine of its own and closes it after.
 const maxOpenEngines = 16
 
-// engineKey names an open engine: the source and the limits it runs under.
+// engineKey names an open engine: its source.
 type engineKey struct {
 	source string
-	limits datasets.RunnerOptions
 }
 
-// engines are the PostgreSQL engines a workspace keeps open, per source
-// and limits, until the source is removed or replaced or the workspace
+// engines are the PostgreSQL engines a workspace keeps open, one per
+// source (one connection pool), until the source is removed or replaced or the workspace
 // closes.
 type engines struct {
 	mu     sync.Mutex
@@ -97,26 +96,26 @@ func (e *engines) closeAll() {
 }
 
 // postgresEngine returns the open engine of a PostgreSQL source under the
-// given limits (zero fields: the workspace's).
+// given limits (zero fields: the workspace's): the source's one engine
+// (one connection pool, opened under the workspace's limits) with the
+// call's row cap and timeout.
 func (ws *Workspace) postgresEngine(ctx context.Context, src Source, limits datasets.RunnerOptions) (*postgres.Engine, func(), error) {
 	if src.Postgres == nil {
 		return nil, nil, fmt.Errorf("data source %s has no PostgreSQL connection", src.Label())
 	}
 	opts := ws.Config().RunnerOptions()
-	if limits.Timeout > 0 {
-		opts.Timeout = limits.Timeout
-	}
-	if limits.MaxRows > 0 {
-		opts.MaxRows = limits.MaxRows
-	}
 	pg := *src.Postgres
-	return ws.engines.get(engineKey{source: src.Name, limits: opts}, func() (*postgres.Engine, error) {
+	eng, release, err := ws.engines.get(engineKey{source: src.Name}, func() (*postgres.Engine, error) {
 		eng, err := postgres.Open(ctx, pg, postgres.Options{Limits: opts, Logger: ws.logger})
 		if err != nil {
 			return nil, fmt.Errorf("connect to data source %s: %w", src.Label(), err)
 		}
 		return eng, nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return eng.WithLimits(limits), release, nil
 }
 
 // AddPostgres registers a database on a PostgreSQL server as a data

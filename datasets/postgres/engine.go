@@ -178,6 +178,22 @@ func (e *Engine) Close() error {
 // Options returns the engine's limits.
 func (e *Engine) Options() datasets.RunnerOptions { return e.opts }
 
+// WithLimits returns the engine running statements under the row cap and
+// timeout of limits (zero fields keep the engine's), sharing its
+// connections: one pool per source, whatever each call's limits. The
+// byte caps stay the engine's (the connections are configured for them).
+// Close only the engine it came from.
+func (e *Engine) WithLimits(limits datasets.RunnerOptions) *Engine {
+	cp := *e
+	if limits.Timeout > 0 {
+		cp.opts.Timeout = limits.Timeout
+	}
+	if limits.MaxRows > 0 {
+		cp.opts.MaxRows = limits.MaxRows
+	}
+	return &cp
+}
+
 // Schemas returns the schemas the engine reads, in search_path order.
 func (e *Engine) Schemas() []string { return append([]string(nil), e.schemas...) }
 

@@ -78,7 +78,14 @@ type sqliteTable struct {
 	cols    []sqliteColumn
 	pk      []string   // primary-key columns, in key order
 	uniques [][]string // columns of each unique index
-	fks     [][3]string
+	fks     []sqliteFK
+}
+
+// sqliteFK is a foreign key: its columns, and the table and columns they
+// reference.
+type sqliteFK struct {
+	from, to []string
+	table    string
 }
 
 type sqliteColumn struct {
@@ -95,7 +102,7 @@ func (tb sqliteTable) after(schema string, fks bool) []string {
 	if fks {
 		for _, fk := range tb.fks {
 			out = append(out, fmt.Sprintf("ALTER TABLE %s ADD FOREIGN KEY (%s) REFERENCES %s (%s) NOT VALID",
-				name, identList([]string{fk[0]}), pgx.Identifier{schema, strings.ToLower(fk[1])}.Sanitize(), identList([]string{fk[2]})))
+				name, identList(fk.from), pgx.Identifier{schema, strings.ToLower(fk.table)}.Sanitize(), identList(fk.to)))
 		}
 		return out
 	}
@@ -200,14 +207,24 @@ next:
 				tb.uniques = append(tb.uniques, cols)
 			}
 		}
-		err = scanRows(ctx, db, "SELECT \"from\", \"table\", coalesce(\"to\", '') FROM pragma_foreign_key_list(?)", []any{name}, func(r *sql.Rows) error {
-			var fk [3]string
-			if err := r.Scan(&fk[0], &fk[1], &fk[2]); err != nil {
+		byID := map[int]int{} // foreign key id -> index in tb.fks
+		err = scanRows(ctx, db, "SELECT id, \"from\", \"table\", coalesce(\"to\", '') FROM pragma_foreign_key_list(?) ORDER BY id, seq", []any{name}, func(r *sql.Rows) error {
+			var id int
+			var from, table, to string
+			if err := r.Scan(&id, &from, &table, &to); err != nil {
 				return err
 			}
-			if fk[2] != "" {
-				tb.fks = append(tb.fks, fk)
+			if to == "" {
+				return nil // references the primary key implicitly: left out
 			}
+			i, ok := byID[id]
+			if !ok {
+				i = len(tb.fks)
+				byID[id] = i
+				tb.fks = append(tb.fks, sqliteFK{table: table})
+			}
+			tb.fks[i].from = append(tb.fks[i].from, from)
+			tb.fks[i].to = append(tb.fks[i].to, to)
 			return nil
 		})
 		if err != nil {
