@@ -44,6 +44,18 @@ func conceptResolver(ctx context.Context, path string, cat *datasets.Catalog) (c
 // code) up in the vocabulary of an OMOP CDM source: its best standard
 // concepts with the persons each finds, at most limit; domain may be "".
 func (d *Data) SearchConcepts(ctx context.Context, src Source, text, domain string, limit int) ([]ConceptHit, error) {
+	if src.Kind == SourcePostgres {
+		eng, release, err := d.ws.postgresEngine(ctx, src, datasets.RunnerOptions{})
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		r, err := omop.NewResolverOn(ctx, eng)
+		if err != nil {
+			return nil, err
+		}
+		return r.SearchHits(ctx, omop.NewTerm(text, domain), limit, d.ws.minPersons(src))
+	}
 	path, err := d.ws.file(src)
 	if err != nil {
 		return nil, err
