@@ -43,7 +43,10 @@ func (ws *Workspace) ChooseEmbedder(ctx context.Context, usage *localllm.UsageCo
 }
 
 // lexicalFallbackLabel prefixes the label of the fallback embedder.
-const lexicalFallbackLabel = "lexical fallback (hashed TF-IDF, no embedding model)"
+// It says in plain words what is used and what would be better, wherever
+// the label is shown (the Cohort and Trials screens, exports' provenance,
+// the command line).
+const lexicalFallbackLabel = "lexical fallback: word matching only — install an embedding model for meaning-based matching"
 
 func lexicalChoice(reason string) EmbedderChoice {
 	return EmbedderChoice{

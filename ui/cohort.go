@@ -43,6 +43,7 @@ type CohortScreen struct {
 	examples   *widget.Select
 	question   *widget.Entry
 	askBtn     *widget.Button
+	askGate    *buttonGate // Ask off and explained while no SQL model is usable
 	cancelBtn  *widget.Button
 	newConvBtn *widget.Button
 	progress   *widget.ProgressBarInfinite
@@ -171,10 +172,12 @@ func NewCohortScreen(ctx context.Context, cohorts app.CohortService, w fyne.Wind
 	s.addPrescreen()
 	s.concepts = newCohortConcepts(s)
 
+	s.askGate = newButtonGate(app.TaskSQL, "Run SQL, the charts and the exports work without it.", s.askBtn)
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabel("Data source"), s.newConvBtn, s.sourceSel),
 		s.examples,
 		container.NewBorder(nil, nil, nil, container.NewVBox(s.askBtn, s.cancelBtn), s.question),
+		s.askGate.note, // why Ask is off: no SQL model (model_buttons.go)
 		s.progress,
 		s.status,
 	)
@@ -287,7 +290,7 @@ func (s *CohortScreen) withPipeline(then func(p app.CohortSession)) {
 		fyne.Do(func() {
 			s.cancel = nil
 			s.busy(false, "")
-			s.askBtn.Enable()
+			s.askGate.enable(s.askBtn)
 			s.runBtn.Enable()
 			if err != nil {
 				if errors.Is(err, context.Canceled) {
@@ -384,7 +387,7 @@ func (s *CohortScreen) askRequest(p app.CohortSession, req cohort.Request) {
 		fyne.Do(func() {
 			s.cancel = nil
 			s.busy(false, "")
-			s.askBtn.Enable()
+			s.askGate.enable(s.askBtn)
 			s.runBtn.Enable()
 			s.showAnswer(ans, err)
 			if ans.Status == cohort.StatusAnswered {

@@ -102,7 +102,9 @@ func (x *cohortPrescreen) panel() fyne.CanvasObject {
 	x.table.StickyRowCount, x.table.StickyColumnCount = 1, 1
 	x.table.OnSelected = x.selected
 	choose := container.NewBorder(nil, nil, widget.NewLabel("Cohort"), container.NewHBox(widget.NewLabel("Trials"), x.trialsSel), x.cohortSel)
-	run := container.NewHBox(widget.NewLabel("Trials per patient"), x.topSel, x.useModel, x.runBtn, x.cancelBtn, x.exportBtn)
+	run := container.NewVBox( // two rows: one needed 841 pixels, more than a 1024-pixel window leaves (TestScreensAtBothSizes)
+		container.NewHBox(widget.NewLabel("Trials per patient"), x.topSel, x.useModel),
+		container.NewHBox(x.runBtn, x.cancelBtn, x.exportBtn))
 	top := container.NewVBox(choose, container.NewHScroll(run), x.bar, x.status)
 	split := container.NewVSplit(x.table, container.NewVScroll(x.detail))
 	split.Offset = 0.7

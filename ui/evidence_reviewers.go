@@ -36,7 +36,7 @@ func newTeamBar(v *screeningView) *teamBar {
 	b.screenerSel = widget.NewSelect(nil, b.screenerChosen)
 	b.screenerSel.PlaceHolder = "(who is screening?)"
 	b.reviewers = widget.NewLabel("")
-	b.reviewers.Truncation = fyne.TextTruncateEllipsis
+	b.reviewers.Wrapping = fyne.TextWrapWord // on its own row: beside the buttons it was cut to "One review…" at 1024 pixels
 	b.agreement = widget.NewLabel("")
 	b.agreement.Wrapping = fyne.TextWrapWord
 	b.manageBtn = widget.NewButtonWithIcon("Reviewers…", theme.AccountIcon(), b.showReviewersDialog)
@@ -56,8 +56,8 @@ func newTeamBar(v *screeningView) *teamBar {
 	b.content = container.NewVBox(
 		container.NewBorder(nil, nil,
 			container.NewHBox(widget.NewLabel("Screening as"), sel, b.manageBtn),
-			container.NewHBox(b.conflictsBtn, b.exportBtn, b.importBtn),
-			b.reviewers),
+			container.NewHBox(b.conflictsBtn, b.exportBtn, b.importBtn)),
+		b.reviewers,
 		b.agreement,
 	)
 	return b

@@ -42,6 +42,7 @@ type EvidenceScreen struct {
 	exportBtn  *widget.Button
 	saveState  *widget.Label
 	notice     *widget.Label
+	modelGate  *buttonGate // the chat model's steps off and explained while it is not usable
 	steps      *container.AppTabs
 	content    fyne.CanvasObject
 
@@ -111,9 +112,11 @@ func NewEvidenceScreen(ctx context.Context, svc app.ReviewService, logger *slog.
 
 	// The review's name takes the width the buttons leave (at a fixed 220
 	// pixels it was cut: "Demo - microwave vs rad…").
+	s.modelGate = newButtonGate(app.TaskChat, "Suggesting search terms and criteria, screening and extracting by the model are off; searching, screening by hand and the meta-analysis work without it.",
+		s.pico.suggestBtn, s.screening.suggestCriteriaBtn, s.screening.screenBtn, s.extract.extractBtn, s.results.resultsBtn)
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, bold("Review"), container.NewHBox(s.newBtn, s.importBtn, s.exportBtn, s.saveState), s.projectSel),
-		s.notice,
+		s.notice, s.modelGate.note, // why the model's steps are off (model_buttons.go)
 	)
 	s.content = container.NewBorder(top, nil, nil, nil, s.steps)
 	s.setReview(nil)

@@ -97,13 +97,9 @@ func newScreeningView(s *EvidenceScreen) *screeningView {
 
 	v.table = widget.NewTable(
 		func() (int, int) { return len(v.rows), len(v.columns()) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
+		func() fyne.CanvasObject { return newFullTextLabel() }, // titles in full on hover (fulltext_label.go)
 		func(id widget.TableCellID, o fyne.CanvasObject) {
-			l := o.(*widget.Label)
+			l := o.(*fullTextLabel)
 			l.Text, l.Importance = v.cell(id.Row, id.Col)
 			l.Refresh()
 		},
@@ -252,7 +248,7 @@ func (v *screeningView) editCriteria(edit func(p *evidence.Project)) bool {
 // columns are the table's columns: rank, decision, score, title, then one
 // per criterion.
 func (v *screeningView) columns() []tableColumn {
-	cols := []tableColumn{{"#", 40}, {"Decision", 110}, {"Score", 60}, {"Title", 220}}
+	cols := []tableColumn{{"#", 56}, {"Decision", 110}, {"Score", 60}, {"Title", 300}}
 	n := 0
 	if p := v.s.project(); p != nil {
 		n = len(p.Criteria)

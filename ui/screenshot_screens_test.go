@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/clinsight/clinsight/app"
@@ -34,6 +35,10 @@ type screenShot struct {
 	// waits for the screen's data (waitUntil) and taps through it (onUI).
 	// It runs once, before the pictures at each size.
 	prepare func(t *testing.T, mw *MainWindow)
+	// available, when set, says whether the screen has what is pictured
+	// (a tab another part of the app adds); the picture is skipped when
+	// not. It runs on the UI goroutine.
+	available func(mw *MainWindow) bool
 	// done, when set, undoes what prepare opened (a dialog) after the
 	// pictures.
 	done func(t *testing.T, mw *MainWindow)
@@ -54,6 +59,11 @@ var screenShots = []screenShot{
 	{name: "cohort", tab: "cohort", prepare: func(t *testing.T, mw *MainWindow) {
 		waitUntil(t, "the example questions of the demo source", func() bool { return len(mw.Cohort.examples.Options) > 0 })
 	}},
+	cohortTab("cohort-table1", "Table 1"),
+	cohortTab("cohort-saved", "Saved cohorts"),
+	cohortTab("cohort-concepts", "Concept sets"),
+	cohortTab("cohort-attrition", "Attrition"),
+	cohortTab("cohort-prescreen", "Trial pre-screening"),
 	{name: "trials", tab: "trials", prepare: func(t *testing.T, mw *MainWindow) {
 		s := mw.Trials
 		waitUntil(t, "the demo patients", func() bool { return len(s.patientSel.Options) > 0 })
@@ -92,6 +102,28 @@ var screenShots = []screenShot{
 	{name: "settings", tab: "settings", prepare: func(t *testing.T, mw *MainWindow) {
 		waitUntil(t, "the model check", func() bool { return !strings.HasPrefix(mw.Settings.statusLabel.Text, "Checking ") })
 	}},
+}
+
+// cohortTab is a picture of the Cohort screen's tab titled title (before
+// any question: what a user sees first); none when the screen has no such
+// tab.
+func cohortTab(name, title string) screenShot {
+	return screenShot{name: name, tab: "cohort", prepare: func(t *testing.T, mw *MainWindow) {
+		waitUntil(t, "the example questions of the demo source", func() bool { return len(mw.Cohort.examples.Options) > 0 })
+		onUI(t, func(testing.TB) { mw.Cohort.tabs.SelectIndex(tabIndex(mw.Cohort.tabs, title)) })
+	}, available: func(mw *MainWindow) bool { return tabIndex(mw.Cohort.tabs, title) >= 0 }, done: func(t *testing.T, mw *MainWindow) {
+		onUI(t, func(testing.TB) { mw.Cohort.tabs.SelectIndex(0) })
+	}}
+}
+
+// tabIndex is the index of the tab titled title, -1 when there is none.
+func tabIndex(tabs *container.AppTabs, title string) int {
+	for i, it := range tabs.Items {
+		if it.Text == title {
+			return i
+		}
+	}
+	return -1
 }
 
 // dismissOverlays closes the dialogs shown over the main window.
@@ -136,11 +168,17 @@ func TestScreensAtBothSizes(t *testing.T) {
 	mw := newTestMainWindow(t, ws)
 	t.Cleanup(func() { onUI(t, func(testing.TB) { mw.Window.Close() }) })
 	for _, sc := range screenShots {
+		skip := false
 		onUI(t, func(t testing.TB) {
 			if err := mw.Show(sc.tab); err != nil {
 				t.Fatal(err)
 			}
+			skip = sc.available != nil && !sc.available(mw)
 		})
+		if skip {
+			t.Logf("%s: not on this screen; no picture", sc.name)
+			continue
+		}
 		if sc.prepare != nil {
 			sc.prepare(t, mw)
 		}

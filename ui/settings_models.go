@@ -158,4 +158,10 @@ func (mw *MainWindow) applyModels(rep app.DoctorReport) {
 	if mw.Impressions != nil {
 		mw.Impressions.SetModels(rep)
 	}
+	if mw.Cohort != nil {
+		mw.Cohort.SetModels(rep)
+	}
+	if mw.Evidence != nil {
+		mw.Evidence.SetModels(rep)
+	}
 }
