@@ -8,6 +8,7 @@ import (
 	"iter"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/postgres"
@@ -190,17 +191,18 @@ func (d *Data) Browse(ctx context.Context, src Source, table string, limit int) 
 // Describe names a source's database for people and provenance records:
 // its file for SQLite; for PostgreSQL the server, version, database, user
 // and schemas read (never a password), or the source's stored address when
-// it was not connected to.
+// the server cannot be reached (within 3 seconds).
 func (d *Data) Describe(src Source) string {
 	if src.Kind != SourcePostgres || src.Postgres == nil {
 		return src.Path
 	}
-	d.ws.engines.mu.Lock()
-	defer d.ws.engines.mu.Unlock()
-	for k, eng := range d.ws.engines.open {
-		if strings.EqualFold(k.source, src.Name) {
-			return eng.Describe()
-		}
+	// The source's engine (opened here when no call has yet: provenance
+	// is often written before the query runs) names the server's version.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if eng, release, err := d.ws.postgresEngine(ctx, src, datasets.RunnerOptions{}); err == nil {
+		defer release()
+		return eng.Describe()
 	}
 	desc := "PostgreSQL " + src.Postgres.Describe()
 	if len(src.Postgres.Schemas) > 0 {
