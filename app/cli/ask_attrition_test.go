@@ -94,6 +94,22 @@ func TestAskAttrition(t *testing.T) {
 	if a.Steps[3].Removed != float64(want[1]-want[5]) {
 		t.Errorf("step 3 removed %v, want %d", a.Steps[3].Removed, want[1]-want[5])
 	}
+	// The count without step 2 is in the audit trail, with its statement.
+	trail, _, code := run(t, ws, "audit", "show", "--json")
+	recorded := false
+	for _, line := range strings.Split(strings.TrimSpace(trail), "\n") {
+		var rec struct {
+			Action  string         `json:"action"`
+			Details map[string]any `json:"details"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Action == "sql" && rec.Details["what"] == "attrition" {
+			sql, _ := rec.Details["sql"].(string)
+			recorded = fmt.Sprint(rec.Details["steps_off"]) == "[2]" && sql != "" && !strings.Contains(sql, "aged_65_plus")
+		}
+	}
+	if code != 0 || !recorded {
+		t.Errorf("no audit record of the count without step 2 (exit %d):\n%s", code, trail)
+	}
 
 	// The text output, and the workbook: an Attrition sheet with the
 	// counts under 11 suppressed (exports always are).
