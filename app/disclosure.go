@@ -471,6 +471,9 @@ func (c *Cohort) Export(ctx context.Context, path string, ans *cohort.Answer, op
 	if opts.Query == "" {
 		opts.Query = ans.SQL
 	}
+	if sum, ok, err := c.exportCohortStreamed(ctx, path, ans, opts); ok { // export_stream.go
+		return sum, err
+	}
 	plan, err := d.planExport(ctx, ans.Result, opts)
 	if err != nil {
 		return export.Summary{}, err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/audit"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/disclosure"
@@ -59,88 +60,167 @@ func (d *Data) ExportQuery(ctx context.Context, path string, src Source, query s
 	if !d.streamable(src, query) {
 		return d.exportInMemory(ctx, path, src, query, limits, prov, opts)
 	}
-	pol := d.Policy(src)
-	if opts.Exact && pol.AggregateOnly() {
-		return QueryExport{}, ErrExactAggregateOnly
-	}
-	if pol.AggregateOnly() {
-		err := &disclosure.AggregateOnlyError{Source: src.Name, Why: "the result has one row per record"}
-		return QueryExport{}, errors.Join(err, d.recordQuery(ctx, src, query, Disclosed{Policy: pol}, err))
-	}
-	rows, err := d.stream(ctx, src, query, limits)
+	se, err := d.startStreamedExport(ctx, src, query, limits, opts)
 	if err != nil {
-		return QueryExport{}, errors.Join(err, d.recordQuery(ctx, src, query, Disclosed{Policy: pol}, err))
+		return QueryExport{}, err
 	}
-	defer rows.Close()
-	out := QueryExport{Columns: rows.Columns(), Streamed: true}
-	names := make([]string, len(out.Columns))
-	for i, c := range out.Columns {
-		names[i] = c.Name
-	}
-	profile := disclosure.Profile(src.Kind)
-	ids := disclosure.ClassifyResult(disclosure.Analyze(query), names, profile)
-	if !opts.PatientLevel {
-		return out, &disclosure.PatientLevelError{Identifiers: ids, RowLevel: true}
-	}
-	ps, err := newRowPseudonymiser(out.Columns, ids, profile, opts.ShiftDates)
-	if err != nil {
-		return out, err
-	}
-	prov.Add("Row cap", rows.Stats().Limits.MaxRows)
-	prov.Extra = append(prov.Extra, export.Entry{Key: "Disclosure policy", Value: pol.String()})
-	prov.Extra = append(prov.Extra, ps.entries()...)
-	prov.Late = func() []export.Entry {
-		st := rows.Stats()
-		es := []export.Entry{{Key: "Rows", Value: st.Rows}}
-		if n := st.Notice(); n != "" {
-			es = append(es, export.Entry{Key: "Truncated", Value: "yes: " + n})
-		}
-		return es
-	}
-	shown := make([]any, len(out.Columns))
-	table := export.Table{Name: "Results", Columns: names, Rows: func(yield func([]any, error) bool) {
-		for rows.Next() {
-			row := rows.Row()
-			if len(out.Head) < opts.Head {
-				out.Head = append(out.Head, slices.Clone(row))
-			}
-			ps.apply(shown, row)
-			if !yield(shown, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(nil, err)
-		}
-	}}
-	details := map[string]any{
-		"columns": len(out.Columns), "exact": opts.Exact, "patient_level": true, "streamed": true,
-		"access": string(pol.Access), "min_cell": pol.K(), "pseudonymised": ps.pseud, "dates_shifted": ps.shifted,
-	}
-	record := d.exportRecorder(ctx, src, path, details)
+	defer se.rows.Close()
+	out := QueryExport{Columns: se.rows.Columns(), Streamed: true}
+	prov.Extra = append(prov.Extra, se.entries()...)
+	prov.Late = se.late
+	table := export.Table{Name: "Results", Columns: se.names, Rows: se.table(&out.Head, opts.Head)}
 	sum, err := export.WriteWorkbook(ctx, path, []export.Table{table}, prov, export.Options{Progress: opts.Progress,
-		BeforeCommit: func(sha string, sum export.Summary) error {
-			st := rows.Stats()
-			details["rows"] = st.Rows
-			if err := d.recordStream(ctx, src, query, pol, st, len(out.Columns), nil); err != nil {
-				return err
-			}
-			if err := record(sha, sum); err != nil {
-				return &recordError{err: err}
-			}
-			return nil
-		}})
-	out.Stats = rows.Stats()
+		BeforeCommit: d.streamedCommit(ctx, path, se)})
+	out.Stats = se.rows.Stats()
 	if err != nil {
-		var rec *recordError
-		if !errors.As(err, &rec) {
-			err = errors.Join(err, d.recordStream(ctx, src, query, pol, out.Stats, len(out.Columns), err))
-		}
-		return out, err
+		return out, d.streamedFailed(ctx, se, err)
 	}
 	out.Summary = sum
 	d.ws.logger.Info("export", "source", src.Name, "path", path, "rows", out.Stats.Rows, "streamed", true)
 	return out, nil
+}
+
+// streamedExport is a patient-level export under way: the statement's
+// cursor and the pseudonymiser of its rows.
+type streamedExport struct {
+	src     Source
+	query   string
+	pol     disclosure.Policy
+	rows    datasets.RowStream
+	names   []string
+	ps      *rowPseudonymiser
+	details map[string]any
+}
+
+// startStreamedExport opens the cursor of a patient-level export (see
+// streamable) once the source's policy and the user's confirmation allow
+// it: an aggregate-only source refuses it, an unconfirmed one is refused
+// naming its identifier columns.
+func (d *Data) startStreamedExport(ctx context.Context, src Source, query string, limits datasets.RunnerOptions, opts ExportOptions) (*streamedExport, error) {
+	pol := d.Policy(src)
+	if opts.Exact && pol.AggregateOnly() {
+		return nil, ErrExactAggregateOnly
+	}
+	if pol.AggregateOnly() {
+		err := &disclosure.AggregateOnlyError{Source: src.Name, Why: "the result has one row per record"}
+		return nil, errors.Join(err, d.recordQuery(ctx, src, query, Disclosed{Policy: pol}, err))
+	}
+	rows, err := d.stream(ctx, src, query, limits)
+	if err != nil {
+		return nil, errors.Join(err, d.recordQuery(ctx, src, query, Disclosed{Policy: pol}, err))
+	}
+	se := &streamedExport{src: src, query: query, pol: pol, rows: rows}
+	for _, c := range rows.Columns() {
+		se.names = append(se.names, c.Name)
+	}
+	profile := disclosure.Profile(src.Kind)
+	ids := disclosure.ClassifyResult(disclosure.Analyze(query), se.names, profile)
+	if !opts.PatientLevel {
+		rows.Close()
+		return nil, &disclosure.PatientLevelError{Identifiers: ids, RowLevel: true}
+	}
+	if se.ps, err = newRowPseudonymiser(rows.Columns(), ids, profile, opts.ShiftDates); err != nil {
+		rows.Close()
+		return nil, err
+	}
+	se.details = map[string]any{
+		"columns": len(se.names), "exact": opts.Exact, "patient_level": true, "streamed": true,
+		"access": string(pol.Access), "min_cell": pol.K(), "pseudonymised": se.ps.pseud, "dates_shifted": se.ps.shifted,
+	}
+	return se, nil
+}
+
+// entries are the export's Provenance entries known before its rows.
+func (se *streamedExport) entries() []export.Entry {
+	return append([]export.Entry{
+		{Key: "Row cap", Value: se.rows.Stats().Limits.MaxRows},
+		{Key: "Disclosure policy", Value: se.pol.String()},
+	}, se.ps.entries()...)
+}
+
+// late are the entries known after the last row: the rows read and what
+// the limits left out.
+func (se *streamedExport) late() []export.Entry {
+	st := se.rows.Stats()
+	es := []export.Entry{{Key: "Rows", Value: st.Rows}}
+	if n := st.Notice(); n != "" {
+		es = append(es, export.Entry{Key: "Truncated", Value: "yes: " + n})
+	}
+	return es
+}
+
+// table yields the pseudonymised rows as they are read, keeping the first
+// n as read in *head.
+func (se *streamedExport) table(head *[][]any, n int) func(yield func([]any, error) bool) {
+	return func(yield func([]any, error) bool) {
+		shown := make([]any, len(se.names))
+		for se.rows.Next() {
+			row := se.rows.Row()
+			if head != nil && len(*head) < n {
+				*head = append(*head, slices.Clone(row))
+			}
+			se.ps.apply(shown, row)
+			if !yield(shown, nil) {
+				return
+			}
+		}
+		if err := se.rows.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// streamedCommit is the export's BeforeCommit: the statement's record
+// (with the rows read) and the export's, before the file is put in place.
+func (d *Data) streamedCommit(ctx context.Context, path string, se *streamedExport) func(string, export.Summary) error {
+	record := d.exportRecorder(ctx, se.src, path, se.details)
+	return func(sha string, sum export.Summary) error {
+		st := se.rows.Stats()
+		se.details["rows"] = st.Rows
+		if err := d.recordStream(ctx, se.src, se.query, se.pol, st, len(se.names), nil); err != nil {
+			return err
+		}
+		if err := record(sha, sum); err != nil {
+			return &recordError{err: err}
+		}
+		return nil
+	}
+}
+
+// streamedFailed records a streamed export's statement that failed (or was
+// cancelled) and returns err with any error of the record.
+func (d *Data) streamedFailed(ctx context.Context, se *streamedExport, err error) error {
+	var rec *recordError
+	if errors.As(err, &rec) {
+		return err
+	}
+	return errors.Join(err, d.recordStream(ctx, se.src, se.query, se.pol, se.rows.Stats(), len(se.names), err))
+}
+
+// exportCohortStreamed writes a cohort answer whose statement is
+// patient-level (streamable) with its Cohort sheet read again from the
+// database's cursor, pseudonymised row by row, instead of from the rows
+// the answer holds; it returns false when the answer does not qualify.
+func (c *Cohort) exportCohortStreamed(ctx context.Context, path string, ans *cohort.Answer, opts ExportOptions) (export.Summary, bool, error) {
+	d := c.ws.Data()
+	if !opts.PatientLevel || !d.CanStream(opts.Source) || !d.streamable(opts.Source, opts.Query) {
+		return export.Summary{}, false, nil
+	}
+	se, err := d.startStreamedExport(ctx, opts.Source, opts.Query, datasets.RunnerOptions{}, opts)
+	if err != nil {
+		return export.Summary{}, true, err
+	}
+	defer se.rows.Close()
+	cop := cohort.ExportOptions{Progress: opts.Progress, Provenance: se.entries(), Late: se.late,
+		Columns: se.names, Rows: se.table(nil, 0), BeforeCommit: d.streamedCommit(ctx, path, se)}
+	if !opts.Exact {
+		cop.MinCell = se.pol.K() // the Definition sheet's and the attrition's patient counts
+	}
+	sum, err := cohort.ExportWorkbookWith(ctx, path, ans, opts.Version, cop)
+	if err != nil {
+		return sum, true, d.streamedFailed(ctx, se, err)
+	}
+	return sum, true, nil
 }
 
 // CanStream says whether a source's query results can be read row by

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/audit"
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/disclosure"
@@ -262,5 +263,58 @@ func TestStreamedExportCaps(t *testing.T) {
 		if !strings.Contains(prov, want) {
 			t.Errorf("provenance lacks %q:\n%s", want, prov)
 		}
+	}
+}
+
+// TestCohortExportStreamsPatientLevelRows: a confirmed patient-level
+// cohort export reads its Cohort sheet from the database's cursor (all
+// the statement's rows, though the answer holds three), pseudonymised per
+// patient, with the other sheets and the audit record as before; an
+// unconfirmed one is refused naming its identifiers.
+func TestCohortExportStreamsPatientLevelRows(t *testing.T) {
+	ctx := context.Background()
+	ws, src := disclosureDemo(t)
+	res := rawQuery(t, ws, src, streamQuery)
+	held := *res
+	held.Rows = res.Rows[:3]
+	ans := &cohort.Answer{Question: "admissions by patient", SQL: streamQuery, Result: &held, Status: cohort.StatusAnswered}
+	dir := t.TempDir()
+	_, err := ws.Cohort().Export(ctx, filepath.Join(dir, "refused.xlsx"), ans, ExportOptions{Source: src})
+	var pl *disclosure.PatientLevelError
+	if !errors.As(err, &pl) {
+		t.Fatalf("unconfirmed: %v", err)
+	}
+	path := filepath.Join(dir, "cohort.xlsx")
+	sum, err := ws.Cohort().Export(ctx, path, ans, ExportOptions{Source: src, PatientLevel: true, Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, prov := workbook(t, path, "Cohort")
+	if len(rows) != len(res.Rows)+1 || sum.Sheets[0].Rows != int64(len(res.Rows)) {
+		t.Fatalf("Cohort sheet: %d rows, want the statement's %d", len(rows)-1, len(res.Rows))
+	}
+	pseud := map[string]string{}
+	for i, r := range res.Rows {
+		got := rows[i+1]
+		if got[4] != r[4] || got[0] == fmt.Sprint(r[0]) {
+			t.Fatalf("row %d: %v from %v", i, got, r)
+		}
+		if p, ok := pseud[fmt.Sprint(r[0])]; ok && p != got[0] {
+			t.Fatalf("row %d: patient %v has two pseudonyms", i, r[0])
+		}
+		pseud[fmt.Sprint(r[0])] = got[0]
+	}
+	for _, want := range []string{fmt.Sprintf("Rows=%d", len(res.Rows)), "Pseudonymised columns=subject_id, hadm_id", "Question=admissions by patient"} {
+		if !strings.Contains(prov, want) {
+			t.Errorf("provenance lacks %q:\n%s", want, prov)
+		}
+	}
+	recs, err := ws.Audit().Records(ctx, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := recs[len(recs)-1]
+	if last.Action != audit.ActionExport || last.Details["path"] != path || last.Details["streamed"] != true || len(fmt.Sprint(last.Details["sha256"])) != 64 {
+		t.Errorf("audit record %+v", last)
 	}
 }

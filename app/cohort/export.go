@@ -48,6 +48,13 @@ type ExportOptions struct {
 	OmitExplanation string
 	// BeforeCommit is export.Options.BeforeCommit (the audit record).
 	BeforeCommit func(sha256 string, sum export.Summary) error
+	// Columns and Rows, when Rows is not nil, replace the Cohort sheet's
+	// result by rows read from the database as they are written (a
+	// streamed export); Late then says on the Provenance sheet how many
+	// were read and what the limits left out (export.Provenance.Late).
+	Columns []string
+	Rows    iter.Seq2[[]any, error]
+	Late    func() []export.Entry
 }
 
 // ExportWorkbookWith is ExportWorkbook with options.
@@ -59,8 +66,12 @@ func ExportWorkbookWith(ctx context.Context, path string, ans *Answer, appVersio
 	if opts.Result != nil {
 		res = opts.Result
 	}
+	cohortSheet := export.Table{Name: "Cohort", Columns: res.ColumnNames(), Rows: rowsOf(res.Rows)}
+	if opts.Rows != nil {
+		cohortSheet.Columns, cohortSheet.Rows = opts.Columns, opts.Rows
+	}
 	tables := []export.Table{
-		{Name: "Cohort", Columns: res.ColumnNames(), Rows: rowsOf(res.Rows)},
+		cohortSheet,
 		{Name: "Attempts", Columns: []string{"attempt", "source", "stage", "sql", "error", "rows", "ms"}, Rows: attemptRows(ans.Attempts)},
 	}
 	if ans.Retrieval != nil {
@@ -88,10 +99,13 @@ func ExportWorkbookWith(ctx context.Context, path string, ans *Answer, appVersio
 		prov.Add("Classification", string(ans.Category)+": "+ans.Reason)
 	}
 	prov.Add("Attempts", len(ans.Attempts))
-	prov.Add("Rows", len(res.Rows))
-	if n := res.Notice(); n != "" {
-		prov.Add("Truncated", "yes: "+n)
+	if opts.Rows == nil {
+		prov.Add("Rows", len(res.Rows))
+		if n := res.Notice(); n != "" {
+			prov.Add("Truncated", "yes: "+n)
+		}
 	}
+	prov.Late = opts.Late
 	if ans.Retrieval != nil {
 		prov.Add("Retrieval embedder", ans.Retrieval.Embedder)
 		var ts []string
