@@ -13,6 +13,7 @@ import (
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/audit"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/datasets/postgres"
 	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/atomicfile"
@@ -77,9 +78,33 @@ func (c *Cohort) store() cohort.DefinitionStore {
 	return cohort.DefinitionStore{Dir: filepath.Join(c.ws.Dir(), definitionsDir)}
 }
 
+// cohortQuerier is a read-only runner of a source for Table 1 and saved
+// cohorts: SQLite's runner or a PostgreSQL source's engine.
+type cohortQuerier interface {
+	cohort.Querier
+	Close() error
+}
+
+// sharedEngine is a PostgreSQL source's engine lent for one task: Close
+// gives it back (the workspace keeps it open for the source).
+type sharedEngine struct {
+	*postgres.Engine
+	release func()
+}
+
+// Close gives the engine back.
+func (e sharedEngine) Close() error { e.release(); return nil }
+
 // runner opens a read-only runner on a source, able to read the patients
 // of a Table 1.
-func (c *Cohort) runner(ctx context.Context, src Source) (*datasets.Runner, error) {
+func (c *Cohort) runner(ctx context.Context, src Source) (cohortQuerier, error) {
+	if src.Kind == SourcePostgres {
+		eng, release, err := c.ws.postgresEngine(ctx, src, datasets.RunnerOptions{MaxRows: cohort.Table1MaxPatients + 1})
+		if err != nil {
+			return nil, err
+		}
+		return sharedEngine{Engine: eng, release: release}, nil
+	}
 	path, err := c.ws.file(src)
 	if err != nil {
 		return nil, err

@@ -43,9 +43,19 @@ import (
 //     (m1−m2)/sqrt((s1²+s2²)/2); binary (p1−p2)/sqrt((p1(1−p1)+p2(1−p2))/2),
 //     each level of a categorical variable as a binary one.
 
-// Querier runs one read-only statement (datasets.Runner implements it).
+// Querier runs one read-only statement (datasets.Runner and every
+// datasets.Engine implement it).
 type Querier interface {
 	Query(ctx context.Context, query string) (*datasets.Result, error)
+}
+
+// querierDialect is the SQL a querier speaks: an engine says (Dialect), a
+// SQLite runner does not.
+func querierDialect(q Querier) datasets.Dialect {
+	if d, ok := q.(interface{ Dialect() datasets.Dialect }); ok {
+		return d.Dialect()
+	}
+	return datasets.DialectSQLite
 }
 
 // Strata choices of Table1Options.Stratify besides a column of the
@@ -298,7 +308,7 @@ type t1Schema struct {
 // measurement as labevents (measurement concepts as lab items).
 var omopPrelude = []string{
 	`patients AS (SELECT p.person_id AS subject_id, COALESCE(CASE WHEN p.gender_concept_id <> 0 THEN gc.concept_name END, p.gender_source_value) AS gender FROM person p LEFT JOIN concept gc ON gc.concept_id = p.gender_concept_id)`,
-	`admissions AS (SELECT v.person_id AS subject_id, v.visit_occurrence_id AS hadm_id, COALESCE(v.visit_start_datetime, v.visit_start_date) AS admittime, COALESCE(v.visit_end_datetime, v.visit_end_date) AS dischtime, CASE WHEN v.visit_concept_id <> 0 THEN vc.concept_name END AS admission_type, COALESCE(CASE WHEN p.race_concept_id <> 0 THEN rc.concept_name END, p.race_source_value) AS race, CAST(strftime('%Y', v.visit_start_date) AS INTEGER) - p.year_of_birth AS age FROM visit_occurrence v JOIN person p ON p.person_id = v.person_id LEFT JOIN concept vc ON vc.concept_id = v.visit_concept_id LEFT JOIN concept rc ON rc.concept_id = p.race_concept_id)`,
+	`admissions AS (SELECT v.person_id AS subject_id, v.visit_occurrence_id AS hadm_id, COALESCE(v.visit_start_datetime, v.visit_start_date) AS admittime, COALESCE(v.visit_end_datetime, v.visit_end_date) AS dischtime, CASE WHEN v.visit_concept_id <> 0 THEN vc.concept_name END AS admission_type, COALESCE(CASE WHEN p.race_concept_id <> 0 THEN rc.concept_name END, p.race_source_value) AS race, CAST(substr(CAST(v.visit_start_date AS TEXT), 1, 4) AS INTEGER) - p.year_of_birth AS age FROM visit_occurrence v JOIN person p ON p.person_id = v.person_id LEFT JOIN concept vc ON vc.concept_id = v.visit_concept_id LEFT JOIN concept rc ON rc.concept_id = p.race_concept_id)`,
 	`diagnoses_icd AS (SELECT person_id AS subject_id, visit_occurrence_id AS hadm_id, CAST(condition_concept_id AS TEXT) AS icd_code FROM condition_occurrence WHERE condition_concept_id <> 0)`,
 	`d_icd_diagnoses AS (SELECT CAST(concept_id AS TEXT) AS icd_code, concept_name AS long_title FROM concept WHERE domain_id = 'Condition')`,
 	`prescriptions AS (SELECT d.visit_occurrence_id AS hadm_id, COALESCE(CASE WHEN d.drug_concept_id <> 0 THEN c.concept_name END, d.drug_source_value) AS drug FROM drug_exposure d LEFT JOIN concept c ON c.concept_id = d.drug_concept_id)`,
@@ -470,7 +480,7 @@ func (b table1SQL) patients(ctx context.Context, q Querier, labs []string) ([]*t
 	case b.s.ageColumn:
 		age = "a.age"
 	case b.s.anchorYear:
-		age = "p.anchor_age + CAST(strftime('%Y', a.admittime) AS INTEGER) - p.anchor_year"
+		age = "p.anchor_age + CAST(substr(CAST(a.admittime AS TEXT), 1, 4) AS INTEGER) - p.anchor_year"
 	}
 	race := "NULL"
 	if b.s.race != "" {
@@ -478,7 +488,11 @@ func (b table1SQL) patients(ctx context.Context, q Querier, labs []string) ([]*t
 	}
 	var sel strings.Builder
 	sel.WriteString(b.with())
-	sel.WriteString("SELECT pop.pid, pop.stratum, " + age + " AS age, p.gender, " + race + " AS race, a.admission_type, (julianday(a.dischtime) - julianday(a.admittime)) AS los")
+	los := "(julianday(a.dischtime) - julianday(a.admittime))"
+	if querierDialect(q) == datasets.DialectPostgres {
+		los = "(EXTRACT(EPOCH FROM (CAST(a.dischtime AS timestamp) - CAST(a.admittime AS timestamp))) / 86400.0)"
+	}
+	sel.WriteString("SELECT pop.pid, pop.stratum, " + age + " AS age, p.gender, " + race + " AS race, a.admission_type, " + los + " AS los")
 	if b.s.labs {
 		for i, lab := range labs {
 			fmt.Fprintf(&sel, ",\n (SELECT l.valuenum FROM labevents l WHERE l.hadm_id = idx.hadm_id AND l.itemid IN (%s) AND l.valuenum IS NOT NULL ORDER BY l.charttime, l.valuenum LIMIT 1) AS lab%d", b.labItems(lab), i)
