@@ -18,11 +18,10 @@ func newTextTable(cols []tableColumn, rows func() int, cell func(row, col int) s
 	t := widget.NewTable(
 		func() (int, int) { return rows(), len(cols) },
 		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
+			l := newFullTextLabel() // a cut text shows in full on hover (fulltext_label.go)
 			return l
 		},
-		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(cell(id.Row, id.Col)) },
+		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*fullTextLabel).SetText(cell(id.Row, id.Col)) },
 	)
 	t.ShowHeaderRow = true
 	t.CreateHeader = func() fyne.CanvasObject {
