@@ -46,6 +46,11 @@ type CohortDefinitionsService interface {
 	// Rerun runs a saved definition's statement again on its source and
 	// compares the counts with those at creation.
 	Rerun(ctx context.Context, id string) (cohort.Rerun, error)
+	// Regenerate asks a saved definition's question again (the model
+	// writes the statement anew), counts the new statement on the source
+	// and compares the counts with those at creation. The saved statement
+	// is kept; save the new answer to keep the new one.
+	Regenerate(ctx context.Context, id string, opts CohortOptions) (cohort.Rerun, *cohort.Answer, error)
 	// ExportFile writes a saved definition to a file for a colleague.
 	ExportFile(ctx context.Context, id, path string) error
 	// ImportFile adds a definition file to the workspace, to run on the
@@ -304,6 +309,39 @@ func (c *Cohort) Load(id string) (cohort.Definition, error) {
 
 // Rerun runs a saved definition again on its source.
 func (c *Cohort) Rerun(ctx context.Context, id string) (cohort.Rerun, error) {
+	return c.rerun(ctx, id, func(_ context.Context, _ Source, d cohort.Definition) (string, error) { return d.SQL, nil })
+}
+
+// Regenerate asks a saved definition's question again through the cohort
+// pipeline (the model writes a new statement), then counts that statement
+// as Rerun counts the saved one. The answer is returned so that it can be
+// shown or saved as a new definition.
+func (c *Cohort) Regenerate(ctx context.Context, id string, opts CohortOptions) (cohort.Rerun, *cohort.Answer, error) {
+	var ans *cohort.Answer
+	rr, err := c.rerun(ctx, id, func(ctx context.Context, src Source, d cohort.Definition) (string, error) {
+		if strings.TrimSpace(d.Question) == "" {
+			return "", fmt.Errorf("ask the cohort %q again: it was saved without a question (only its statement can be run again)", d.ID)
+		}
+		sess, err := c.Open(ctx, src, opts)
+		if err != nil {
+			return "", err
+		}
+		defer sess.Close()
+		ans, err = sess.Ask(ctx, cohort.Request{Question: d.Question}, nil)
+		if err != nil {
+			return "", fmt.Errorf("ask the cohort %q again: %w", d.ID, err)
+		}
+		if strings.TrimSpace(ans.SQL) == "" {
+			return "", fmt.Errorf("ask the cohort %q again: the model wrote no statement this time", d.ID)
+		}
+		return ans.SQL, nil
+	})
+	return rr, ans, err
+}
+
+// rerun counts the statement sqlOf gives for a saved definition on its
+// source, records the run and compares its counts with those at creation.
+func (c *Cohort) rerun(ctx context.Context, id string, sqlOf func(context.Context, Source, cohort.Definition) (string, error)) (cohort.Rerun, error) {
 	st := c.store()
 	d, err := st.Load(id)
 	if err != nil {
@@ -317,28 +355,41 @@ func (c *Cohort) Rerun(ctx context.Context, id string) (cohort.Rerun, error) {
 	if err != nil {
 		return cohort.Rerun{}, err
 	}
+	query, err := sqlOf(ctx, src, d)
+	if err != nil {
+		return cohort.Rerun{}, err
+	}
+	regenerated := query != d.SQL
+	what := "cohort definition run again"
+	if regenerated {
+		what = "cohort definition asked again"
+	}
 	r, err := c.runner(ctx, src)
 	if err != nil {
 		return cohort.Rerun{}, err
 	}
 	defer r.Close()
-	now, err := cohort.CountCohort(ctx, r, d.SQL, src.Kind)
-	if rerr := c.recordSQL(ctx, src, map[string]any{"what": "cohort definition run again", "id": d.ID, "sql": d.SQL, "rows": now.Rows, "patients": now.Patients}, err); rerr != nil {
+	now, err := cohort.CountCohort(ctx, r, query, src.Kind)
+	if rerr := c.recordSQL(ctx, src, map[string]any{"what": what, "id": d.ID, "sql": query, "rows": now.Rows, "patients": now.Patients}, err); rerr != nil {
 		return cohort.Rerun{}, errors.Join(err, rerr)
 	}
 	if err != nil {
 		return cohort.Rerun{}, fmt.Errorf("run the cohort definition %q again: %w", d.ID, err)
 	}
-	out := cohort.Rerun{Then: d.Counts, Now: now}
+	out := cohort.Rerun{Then: d.Counts, Now: now, SQL: query, Regenerated: regenerated}
 	if n := len(d.Runs); n > 0 {
 		prev := d.Runs[n-1]
 		out.Previous = &prev
 	}
-	d.Runs = append(d.Runs, cohort.DefinitionRun{At: time.Now().UTC().Truncate(time.Second), Source: src.Name, Counts: now})
+	run := cohort.DefinitionRun{At: time.Now().UTC().Truncate(time.Second), Source: src.Name, Counts: now}
+	if regenerated {
+		run.SQL = query
+	}
+	d.Runs = append(d.Runs, run)
 	if err := st.Save(d); err != nil {
 		return cohort.Rerun{}, err
 	}
-	c.ws.logger.Info("cohort definition run again", "id", d.ID, "source", src.Name, "changes", out.Changes())
+	c.ws.logger.Info(what, "id", d.ID, "source", src.Name, "changes", out.Changes())
 	out.Definition = c.shown(d)
 	if k := c.countsMinCell(d); k >= 2 {
 		out.Then, out.Now = out.Then.Under(k), out.Now.Under(k)

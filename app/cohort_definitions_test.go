@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/audit"
+	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/datasets/demo"
 	"github.com/clinsight/clinsight/disclosure"
+	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
 const defsCohortSQL = `SELECT a.subject_id, a.hadm_id, a.admission_type FROM admissions a JOIN patients p ON p.subject_id = a.subject_id WHERE p.anchor_age >= 50`
@@ -259,5 +262,82 @@ func TestDefinitionCountsOfAnAggregateOnlySource(t *testing.T) {
 	}
 	if got := rr.Changes(); got != "rows <11 → <11; patients <11 → <11" {
 		t.Errorf("changes %q", got)
+	}
+}
+
+// TestDefinitionRegenerate: a saved definition's question is asked again
+// through the real client (a scripted server): the model's new statement
+// is counted on the source, the counts are compared with those at
+// creation, the saved statement is kept, and the run (with the new
+// statement) is recorded in the definition and the audit trail.
+func TestDefinitionRegenerate(t *testing.T) {
+	ctx := context.Background()
+	ws, src := demoWorkspace(t)
+	srv := ollamatest.New(t, ollamatest.Model{Name: "chat-model"})
+	if err := ws.UpdateConfig(func(c *Config) {
+		c.OllamaHost = srv.URL
+		c.Models = Models{SQL: "chat-model", Chat: "chat-model"}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ans := &cohort.Answer{Question: "Admissions of patients aged 50 or more", SQL: defsCohortSQL}
+	d, err := ws.Cohort().Save(ctx, src, ans, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This time the model reads "50 or more" as "over 60".
+	const newSQL = `SELECT a.subject_id, a.hadm_id FROM admissions a JOIN patients p ON p.subject_id = a.subject_id WHERE p.anchor_age > 60`
+	srv.QueueChat(
+		ollamatest.ChatReply{Content: fmt.Sprintf(`{"category":"answerable","reason":"admissions and patients","sql":%q}`, newSQL)},
+		ollamatest.ChatReply{Content: "These are the admissions of patients over 60."},
+	)
+	before := len(srv.ChatRequests())
+	rr, newAns, err := ws.Cohort().Regenerate(ctx, d.ID, CohortOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.ChatRequests()) - before; n < 1 {
+		t.Fatalf("the question was not asked again: %d model requests", n)
+	}
+	var want cohort.DefinitionCounts
+	db, err := datasets.OpenReadOnly(ctx, ws.DemoPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT subject_id) FROM (`+newSQL+`)`).Scan(&want.Rows, &want.Patients); err != nil {
+		t.Fatal(err)
+	}
+	if !rr.Regenerated || rr.SQL != newSQL || newAns == nil || newAns.SQL != newSQL {
+		t.Errorf("regenerated %v, SQL %q, answer %+v", rr.Regenerated, rr.SQL, newAns)
+	}
+	if rr.Now.Rows != want.Rows || rr.Now.Patients != want.Patients || rr.Then != d.Counts {
+		t.Errorf("counts now %+v (reference %d rows, %d patients), then %+v (saved %+v)", rr.Now, want.Rows, want.Patients, rr.Then, d.Counts)
+	}
+	if want.Patients == d.Counts.Patients || !strings.Contains(rr.Changes(), "→") {
+		t.Errorf("the new statement should select fewer patients: %q", rr.Changes())
+	}
+	again, err := ws.Cohort().Load(d.ID)
+	if err != nil || again.SQL != defsCohortSQL || len(again.Runs) != 1 || again.Runs[0].SQL != newSQL {
+		t.Errorf("the saved statement must stay and the run record the new one: %+v %v", again, err)
+	}
+	recs, err := ws.Audit().Records(ctx, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range recs {
+		if r.Details["what"] == "cohort definition asked again" && r.Details["sql"] == newSQL {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the regenerated run is not in the audit trail")
+	}
+
+	// A plain re-run counts the saved statement and says nothing of SQL.
+	rr2, err := ws.Cohort().Rerun(ctx, d.ID)
+	if err != nil || rr2.Regenerated || rr2.Now != d.Counts {
+		t.Errorf("rerun after regenerate: %+v %v", rr2, err)
 	}
 }

@@ -46,6 +46,7 @@ type cohortExtras struct {
 	saveName    *widget.Entry
 	saveBtn     *widget.Button
 	rerunBtn    *widget.Button
+	regenBtn    *widget.Button
 	loadBtn     *widget.Button
 	t1SavedBtn  *widget.Button
 	fileExport  *widget.Button
@@ -204,6 +205,7 @@ func (x *cohortExtras) savedPanel() fyne.CanvasObject {
 	x.saveName.SetPlaceHolder("Name of the cohort (default: the question)")
 	x.saveBtn = widget.NewButtonWithIcon("Save the current cohort", theme.DocumentSaveIcon(), func() { x.SaveDefinition(x.saveName.Text) })
 	x.rerunBtn = widget.NewButtonWithIcon("Run again", theme.MediaReplayIcon(), func() { x.RerunSelected() })
+	x.regenBtn = widget.NewButtonWithIcon("Ask again", theme.ViewRefreshIcon(), func() { x.RegenerateSelected() })
 	x.loadBtn = widget.NewButtonWithIcon("Show its SQL", theme.DocumentIcon(), x.loadSelected)
 	x.t1SavedBtn = widget.NewButtonWithIcon("Table 1", theme.GridIcon(), x.Table1OfSelected)
 	x.fileExport = widget.NewButtonWithIcon("Export file…", theme.UploadIcon(), func() {
@@ -237,7 +239,7 @@ func (x *cohortExtras) savedPanel() fyne.CanvasObject {
 	x.enableSaved()
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, nil, x.saveBtn, x.saveName),
-		container.NewHBox(x.rerunBtn, x.t1SavedBtn, x.loadBtn, x.fileExport, x.fileImport),
+		container.NewGridWrap(fyne.NewSize(150, 36), x.rerunBtn, x.regenBtn, x.t1SavedBtn, x.loadBtn, x.fileExport, x.fileImport),
 		x.savedStatus,
 	)
 	return container.NewBorder(top, nil, nil, nil, x.savedList)
@@ -246,7 +248,7 @@ func (x *cohortExtras) savedPanel() fyne.CanvasObject {
 func definitionCounts(c cohort.DefinitionCounts) string { return c.Text() }
 
 func (x *cohortExtras) enableSaved() {
-	for _, b := range []*widget.Button{x.rerunBtn, x.t1SavedBtn, x.loadBtn, x.fileExport} {
+	for _, b := range []*widget.Button{x.rerunBtn, x.regenBtn, x.t1SavedBtn, x.loadBtn, x.fileExport} {
 		if _, ok := x.selectedDef(); ok {
 			b.Enable()
 		} else {
@@ -336,6 +338,38 @@ func (x *cohortExtras) RerunDefinition(id string) {
 			return
 		}
 		x.savedStatus.SetText(fmt.Sprintf("%s, since it was saved on %s: %s.", rr.Definition.Name, rr.Definition.Created.Local().Format("2006-01-02"), rr.Changes()))
+		x.reloadSaved()
+	})
+}
+
+// RegenerateSelected asks the selected definition's question again: the
+// model writes a new statement, which is counted and put in the SQL box;
+// the saved statement is kept.
+func (x *cohortExtras) RegenerateSelected() {
+	d, ok := x.selectedDef()
+	if !ok {
+		return
+	}
+	var rr cohort.Rerun
+	runTask(x.s.ctx, x.s.window, "Ask the question again", func(ctx context.Context, report progress.Func) error {
+		report(progress.Report{Stage: "Asking again: " + d.Question})
+		var err error
+		rr, _, err = x.defs.Regenerate(ctx, d.ID, app.CohortOptions{})
+		return err
+	}, func(err error) {
+		if err != nil {
+			showError(x.s.window, err)
+			return
+		}
+		if d.Source.Name != x.s.source {
+			x.s.sourceSel.SetSelected(d.Source.Name)
+		}
+		x.s.sqlEntry.SetText(rr.SQL)
+		what := "The model wrote the same statement"
+		if rr.Regenerated {
+			what = "The model wrote a new statement (in the SQL box; the saved one is kept)"
+		}
+		x.savedStatus.SetText(fmt.Sprintf("%s. %s, since it was saved on %s: %s.", what, rr.Definition.Name, rr.Definition.Created.Local().Format("2006-01-02"), rr.Changes()))
 		x.reloadSaved()
 	})
 }

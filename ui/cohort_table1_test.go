@@ -74,6 +74,23 @@ func TestCohortScreenTable1AndSavedCohorts(t *testing.T) {
 			t.Errorf("rerun status %q", x.savedStatus.Text)
 		}
 	})
+	// Ask again: the model writes a narrower statement this time; it is
+	// counted, put in the SQL box, and the saved statement is kept.
+	const narrower = "SELECT subject_id, hadm_id, admission_type FROM admissions WHERE admission_type = 'EW EMER.'"
+	srv.QueueChat(cohortReply(narrower), ollamatest.ChatReply{Content: "These are the EW emergency admissions."})
+	onUI(t, func(t testing.TB) {
+		x.savedList.Select(0)
+		test.Tap(x.regenBtn)
+	})
+	waitUntil(t, "the question asked again", func() bool { return strings.HasPrefix(x.savedStatus.Text, "The model wrote a new statement") })
+	onUI(t, func(t testing.TB) {
+		if s.sqlEntry.Text != narrower || !strings.Contains(x.savedStatus.Text, "→") {
+			t.Errorf("after Ask again: SQL box %q, status %q", s.sqlEntry.Text, x.savedStatus.Text)
+		}
+		if len(x.saved) != 1 || x.saved[0].SQL != sql {
+			t.Errorf("the saved statement changed: %+v", x.saved)
+		}
+	})
 	// Table 1 of the saved cohort, from the Saved cohorts tab.
 	onUI(t, func(t testing.TB) {
 		x.t1Status.SetText("")

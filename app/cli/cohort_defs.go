@@ -144,24 +144,34 @@ func newCohortListCmd(f *Factory) *cobra.Command {
 }
 
 func newCohortRerunCmd(f *Factory) *cobra.Command {
-	var asJSON bool
+	var asJSON, regenerate bool
+	var model string
 	cmd := &cobra.Command{
 		Use:   "rerun ID",
-		Short: "Run a saved cohort definition again (the same SQL) and show how its counts changed",
+		Short: "Run a saved cohort definition again (the same SQL, or --regenerate: ask its question again) and show how its counts changed",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := f.Workspace()
 			if err != nil {
 				return err
 			}
-			rr, err := ws.Cohort().Rerun(cmd.Context(), args[0])
+			var rr cohort.Rerun
+			if regenerate {
+				rr, _, err = ws.Cohort().Regenerate(cmd.Context(), args[0], app.CohortOptions{Model: model})
+			} else {
+				rr, err = ws.Cohort().Rerun(cmd.Context(), args[0])
+			}
 			if err != nil {
 				return err
+			}
+			if rr.Regenerated && !asJSON {
+				fmt.Fprintf(f.Out, "The model wrote a new statement:\n%s\n", rr.SQL)
 			}
 			if asJSON {
 				out := map[string]any{"id": rr.Definition.ID, "source": rr.Definition.Source.Name,
 					"created": rr.Definition.Created, "then": rr.Then, "previous": rr.Previous, "now": rr.Now,
-					"rows_change": nil, "patients_change": nil, "changes": rr.Changes()}
+					"rows_change": nil, "patients_change": nil, "changes": rr.Changes(),
+					"regenerated": rr.Regenerated, "sql": rr.SQL}
 				if rr.Then.SuppressedBelow == 0 && rr.Now.SuppressedBelow == 0 { // exact counts
 					out["rows_change"], out["patients_change"] = rr.Now.Rows-rr.Then.Rows, rr.Now.Patients-rr.Then.Patients
 				}
@@ -173,6 +183,8 @@ func newCohortRerunCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
+	cmd.Flags().BoolVar(&regenerate, "regenerate", false, "ask the saved question again (the model writes a new statement) and count that; the saved statement is kept")
+	cmd.Flags().StringVar(&model, "model", "", "with --regenerate: the model to ask (default: the configured SQL model)")
 	return cmd
 }
 

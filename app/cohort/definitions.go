@@ -138,6 +138,9 @@ type DefinitionRun struct {
 	At     time.Time        `json:"at"`
 	Source string           `json:"source"`
 	Counts DefinitionCounts `json:"counts"`
+	// SQL is the statement the model wrote when the question was asked
+	// again (regenerated); empty when the saved statement was run.
+	SQL string `json:"sql,omitempty"`
 }
 
 // DefinitionOrigin records an import.
@@ -152,6 +155,10 @@ type DefinitionOrigin struct {
 // Rerun is the outcome of running a saved definition again.
 type Rerun struct {
 	Definition Definition
+	// SQL is the statement that was counted: the saved one, or the one the
+	// model wrote when the question was asked again (Regenerated).
+	SQL         string
+	Regenerated bool
 	// Then are the counts at creation; Previous the last run before this
 	// one (nil when none); Now the counts of this run.
 	Then     DefinitionCounts
