@@ -110,7 +110,7 @@ func (d *Data) suppressForDisplay(ctx context.Context, src Source, query string,
 	pol := d.Policy(src)
 	sh := disclosure.Analyze(query)
 	kinds := disclosure.ColumnKinds(sh, res)
-	ids := disclosure.ClassifyResult(sh, res.ColumnNames(), disclosure.Profile(src.Kind))
+	ids := disclosure.ClassifyColumns(sh, res.Columns, disclosure.Profile(src.Kind))
 	if !hasAggregate(kinds) {
 		return nil, disclosure.Report{}, &disclosure.AggregateOnlyError{Source: src.Name, Why: "the result has one row per record"}
 	}
@@ -329,7 +329,7 @@ func (d *Data) planExport(ctx context.Context, res *datasets.Result, opts Export
 	sh := disclosure.Analyze(opts.Query)
 	kinds := disclosure.ColumnKinds(sh, res)
 	aggregate := hasAggregate(kinds)
-	ids := disclosure.ClassifyResult(sh, res.ColumnNames(), profile)
+	ids := disclosure.ClassifyColumns(sh, res.Columns, profile)
 	rowLevelWhy := disclosure.RowLevelReason(opts.Query, src.Kind)
 	patientLevel := !aggregate || disclosure.HasDirect(ids) || rowLevelWhy != ""
 	plan := exportPlan{result: res, details: map[string]any{
@@ -441,7 +441,7 @@ func (ws *Workspace) discloseCohort(ctx context.Context, src Source, query strin
 	k := d.Policy(src).K()
 	sh := disclosure.Analyze(query)
 	kinds := disclosure.ColumnKinds(sh, res)
-	if hasAggregate(kinds) && disclosure.RowLevelReason(query, src.Kind) == "" && !disclosure.HasDirect(disclosure.ClassifyResult(sh, res.ColumnNames(), disclosure.Profile(src.Kind))) {
+	if hasAggregate(kinds) && disclosure.RowLevelReason(query, src.Kind) == "" && !disclosure.HasDirect(disclosure.ClassifyColumns(sh, res.Columns, disclosure.Profile(src.Kind))) {
 		sup, rep := disclosure.Suppress(res, d.individuals(ctx, src, query, sh, res, kinds, datasets.RunnerOptions{}), k)
 		out.Explain, out.Info.Explained = sup, &rep
 		return out, nil

@@ -114,7 +114,7 @@ func (d *Data) startStreamedExport(ctx context.Context, src Source, query string
 		se.names = append(se.names, c.Name)
 	}
 	profile := disclosure.Profile(src.Kind)
-	ids := disclosure.ClassifyResult(disclosure.Analyze(query), se.names, profile)
+	ids := disclosure.ClassifyColumns(disclosure.Analyze(query), rows.Columns(), profile)
 	if !opts.PatientLevel {
 		rows.Close()
 		return nil, &disclosure.PatientLevelError{Identifiers: ids, RowLevel: true}
@@ -362,8 +362,14 @@ func newRowPseudonymiser(columns []datasets.Column, ids []disclosure.Identifier,
 	}
 	p := &rowPseudonymiser{ps: ps, ids: ids, columns: columns, shift: shift, patientCol: -1}
 	for _, id := range ids {
+		// The column the values come from when the database traces it
+		// (an id renamed by an alias or a WITH clause), else its name.
+		name := baseColumn(id.Column)
+		if id.Index < len(columns) && columns[id.Index].OriginColumn != "" {
+			name = columns[id.Index].OriginColumn
+		}
 		for _, c := range disclosure.IndividualColumns(profile) {
-			if p.patientCol < 0 && strings.EqualFold(baseColumn(id.Column), c) {
+			if p.patientCol < 0 && strings.EqualFold(name, c) {
 				p.patientCol = id.Index
 			}
 		}

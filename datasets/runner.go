@@ -149,6 +149,14 @@ type Column struct {
 	// DeclType is the declared type of the column the value comes from
 	// ("INTEGER", "TIMESTAMP"), empty for expressions.
 	DeclType string `json:"decltype,omitempty"`
+	// OriginTable and OriginColumn name the table column the values come
+	// from, as SQLite traces it through aliases, subqueries and WITH
+	// clauses (sqlite3_column_table_name, sqlite3_column_origin_name):
+	// SELECT subject_id AS a FROM patients has origin patients.subject_id
+	// under the name a. Both are empty for an expression (count(*),
+	// a || b, min(x)) and on engines that do not report origins.
+	OriginTable  string `json:"origin_table,omitempty"`
+	OriginColumn string `json:"origin_column,omitempty"`
 }
 
 // Cap names the limit that ended a result early.
@@ -404,10 +412,7 @@ func (r *Runner) read(ctx context.Context, c *sqliteConn, stmt uintptr) (*Result
 	n := int(sqlite3.Xsqlite3_column_count(c.tls, stmt))
 	res := &Result{Columns: make([]Column, n), Limits: r.opts}
 	for i := range n {
-		res.Columns[i] = Column{
-			Name:     cText(sqlite3.Xsqlite3_column_name(c.tls, stmt, int32(i))),
-			DeclType: cText(sqlite3.Xsqlite3_column_decltype(c.tls, stmt, int32(i))),
-		}
+		res.Columns[i] = c.column(stmt, i)
 	}
 	var total int64
 	for {

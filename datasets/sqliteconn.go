@@ -228,6 +228,18 @@ func (c *sqliteConn) exec(query string) error {
 	}
 }
 
+// column describes result column i of a compiled statement: its name,
+// declared type and origin (the table column SQLite traces its values to).
+func (c *sqliteConn) column(stmt uintptr, i int) Column {
+	n := int32(i)
+	return Column{
+		Name:         cText(sqlite3.Xsqlite3_column_name(c.tls, stmt, n)),
+		DeclType:     cText(sqlite3.Xsqlite3_column_decltype(c.tls, stmt, n)),
+		OriginTable:  cText(sqlite3.Xsqlite3_column_table_name(c.tls, stmt, n)),
+		OriginColumn: cText(sqlite3.Xsqlite3_column_origin_name(c.tls, stmt, n)),
+	}
+}
+
 func (c *sqliteConn) finalize(stmt uintptr) { sqlite3.Xsqlite3_finalize(c.tls, stmt) }
 
 // interrupt makes the running statement stop with SQLITE_INTERRUPT. It may

@@ -111,10 +111,7 @@ func (r *Runner) Stream(ctx context.Context, query string) (RowStream, error) {
 	n := int(sqlite3.Xsqlite3_column_count(c.tls, stmt))
 	s.cols = make([]Column, n)
 	for i := range n {
-		s.cols[i] = Column{
-			Name:     cText(sqlite3.Xsqlite3_column_name(c.tls, stmt, int32(i))),
-			DeclType: cText(sqlite3.Xsqlite3_column_decltype(c.tls, stmt, int32(i))),
-		}
+		s.cols[i] = c.column(stmt, i)
 	}
 	s.row = make([]any, n)
 	s.stats.Limits = r.opts

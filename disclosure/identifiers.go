@@ -3,6 +3,8 @@ package disclosure
 import (
 	"slices"
 	"strings"
+
+	"github.com/clinsight/clinsight/datasets"
 )
 
 // IdentifierKind says how a column identifies people.
@@ -233,6 +235,50 @@ func ClassifyResult(sh Shape, columns []string, profile string) []Identifier {
 		}
 		if id, ok := identifierIn(expr, table); ok {
 			id.Column, id.Index = columns[i], i
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b Identifier) int { return a.Index - b.Index })
+	return ids
+}
+
+// ClassifyColumns marks the identifier columns of a result whose columns
+// the database describes: a column whose values come from an identifier
+// column of a table (its origin, as SQLite traces it through aliases,
+// subqueries and WITH clauses) is that identifier whatever its name, so
+// WITH t AS (SELECT subject_id AS a FROM patients) SELECT a FROM t marks
+// a as a patient identifier. A column with no such origin (an expression,
+// an engine that reports none) keeps ClassifyResult's rules by name and
+// expression. Both export paths classify with this one function.
+func ClassifyColumns(sh Shape, cols []datasets.Column, profile string) []Identifier {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	ids := ClassifyResult(sh, names, profile)
+	table := profileIdentifiers[Profile(profile)]
+	byIndex := map[int]int{}
+	for k, id := range ids {
+		byIndex[id.Index] = k
+	}
+	for i, c := range cols {
+		if c.OriginColumn == "" {
+			continue
+		}
+		n := strings.ToLower(c.OriginColumn)
+		r, ok := table[n]
+		if !ok {
+			r, ok = classifyName(n)
+		}
+		if !ok {
+			continue
+		}
+		// The origin says what the values are: it wins over the name
+		// (SELECT subject_id AS charttime holds ids, not dates).
+		id := Identifier{Column: c.Name, Index: i, Kind: r.kind, What: r.what, Date: r.date}
+		if k, seen := byIndex[i]; seen {
+			ids[k] = id
+		} else {
 			ids = append(ids, id)
 		}
 	}
