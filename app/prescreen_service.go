@@ -98,6 +98,38 @@ func (r *PrescreenResult) CountText(n int) string {
 	return fmt.Sprint(n)
 }
 
+// Shown returns trial j's counts as they may be shown: on an
+// aggregate-only source under prescreen.TrialCount.Shown's rule (small
+// counts, and the totals that would give them away, as "<k"), otherwise
+// exact.
+func (r *PrescreenResult) Shown(j int) prescreen.ShownCounts {
+	k := 0
+	if r.AggregateOnly {
+		k = r.MinCell
+	}
+	return r.Counts[j].Shown(k)
+}
+
+// progress is a stage's progress report: patients done of total on a
+// row-level source. On an aggregate-only source it is in percent only
+// (Unit "%", Total 100), and for fewer than MinCell patients only its
+// start and end (0 and 100 %): the steps between would give the count
+// away (one patient of 6 is 16 %).
+func (r *PrescreenResult) progress(stage string, done, total int) progress.Report {
+	if !r.AggregateOnly {
+		return progress.Report{Stage: stage, Done: int64(done), Total: int64(total), Unit: "patients"}
+	}
+	pct := 0
+	switch {
+	case total <= 0 || done <= 0:
+	case done >= total:
+		pct = 100
+	case total >= r.MinCell:
+		pct = done * 100 / total
+	}
+	return progress.Report{Stage: stage, Done: int64(pct), Total: 100, Unit: "%"}
+}
+
 // TrialSources lists the sources holding trials.
 func (p *Prescreen) TrialSources(ctx context.Context) []Source { return p.ws.Trials().Sources(ctx) }
 
@@ -189,11 +221,12 @@ func (p *Prescreen) Prescreen(ctx context.Context, req PrescreenRequest) (*Presc
 		return nil, errors.New("the cohort's result has no column that identifies patients (subject_id or person_id), so its patients cannot be pre-screened")
 	}
 	out.PatientColumn = col
-	report(progress.Report{Stage: "Reading the patients", Unit: "patients"})
+	step := func(stage string) func(done, total int) {
+		return func(done, total int) { report(out.progress(stage, done, total)) }
+	}
+	step("Reading the patients")(0, 0)
 	c, err := prescreen.ReadCohort(ctx, q, prescreen.ReadOptions{Query: out.Query, PatientColumn: col, MaxPatients: req.MaxPatients,
-		Progress: func(done, total int) {
-			report(progress.Report{Stage: "Reading the patients", Done: int64(done), Total: int64(total), Unit: "patients"})
-		}})
+		Progress: step("Reading the patients"), CountText: out.CountText})
 	det := map[string]any{"what": "trial pre-screening", "sql": out.Query, "patient_column": col, "trials_source": out.TrialsSource.Name}
 	if c != nil {
 		det["patients"] = len(c.Summaries)
@@ -234,11 +267,9 @@ func (p *Prescreen) Prescreen(ctx context.Context, req PrescreenRequest) (*Presc
 	defer m.Close()
 	notices = append(notices, m.Notices...)
 	useModel := !topts.NoModel && m.HasModel()
-	report(progress.Report{Stage: "Ranking the trials for each patient", Total: int64(len(c.Summaries)), Unit: "patients"})
+	step("Ranking the trials for each patient")(0, len(c.Summaries))
 	mx, err := prescreen.Run(ctx, m, c.Summaries, prescreen.Options{Top: top, UseModel: useModel,
-		Progress: func(done, total int) {
-			report(progress.Report{Stage: "Ranking the trials for each patient", Done: int64(done), Total: int64(total), Unit: "patients"})
-		}})
+		Progress: step("Ranking the trials for each patient")})
 	if err != nil {
 		return nil, err
 	}
@@ -333,12 +364,8 @@ func (p *Prescreen) Export(ctx context.Context, path string, res *PrescreenResul
 func aggregateSheets(res *PrescreenResult) []export.Table {
 	rows := make([][]any, 0, len(res.Trials))
 	for j, t := range res.Trials {
-		c := res.Counts[j]
 		row := []any{t.ID, t.Title, strings.Join(t.Conditions, "; "), t.Phase, t.Status, t.AgeLimits, t.Sex}
-		for _, n := range []int{c.Eligible + c.Unknown + c.NotEligible, c.Eligible, c.Unknown, c.NotEligible, c.Might()} {
-			row = append(row, res.CountText(n))
-		}
-		rows = append(rows, row)
+		rows = append(rows, append(row, res.Shown(j).Values()...))
 	}
 	return []export.Table{{Name: "Trials", Columns: []string{"Trial", "Title", "Conditions", "Phase", "Status", "Age limits", "Sex",
 		"Patients with it in their top K", "Eligible", "Unknown", "Not eligible", "Might qualify (eligible or unknown)"}, Rows: sliceRows(rows)}}

@@ -197,7 +197,10 @@ func (x *cohortPrescreen) Run() {
 			if !x.running {
 				return
 			}
-			if p.Total > 0 {
+			if p.Total > 0 && p.Unit == "%" {
+				x.bar.SetValue(float64(p.Done) / float64(p.Total))
+				x.status.SetText(fmt.Sprintf("%s: %d%%", p.Stage, p.Done*100/p.Total))
+			} else if p.Total > 0 {
 				x.bar.SetValue(float64(p.Done) / float64(p.Total))
 				x.status.SetText(fmt.Sprintf("%s: %d of %d %s", p.Stage, p.Done, p.Total, p.Unit))
 			} else if p.Stage != "" {
@@ -313,9 +316,8 @@ func (x *cohortPrescreen) CellText(row, col int) (string, widget.Importance) {
 			return aggregateColumns[col], widget.MediumImportance
 		}
 		j := x.cols[row-1]
-		c := res.Counts[j]
-		return []string{res.Trials[j].ID, res.CountText(c.Might()), res.CountText(c.Eligible), res.CountText(c.Unknown),
-			res.CountText(c.NotEligible), res.Trials[j].Title}[col], widget.MediumImportance
+		c := res.Shown(j)
+		return []string{res.Trials[j].ID, c.Might, c.Eligible, c.Unknown, c.NotEligible, res.Trials[j].Title}[col], widget.MediumImportance
 	}
 	switch {
 	case row == 0 && col == 0:

@@ -100,9 +100,9 @@ func prescreenJSON(res *app.PrescreenResult) any {
 		Matrix        *prescreen.Matrix `json:"matrix,omitempty"`
 	}{Cohort: res.Cohort, Source: res.Source.Name, Trials: res.TrialsSource.Name, Total: res.CountText(res.Total), AggregateOnly: res.AggregateOnly}
 	for _, j := range res.TrialOrder() {
-		c := res.Counts[j]
-		out.Ranked = append(out.Ranked, trial{TrialInfo: res.Trials[j], Ranked: res.CountText(c.Eligible + c.Unknown + c.NotEligible),
-			Eligible: res.CountText(c.Eligible), Unknown: res.CountText(c.Unknown), NotEligible: res.CountText(c.NotEligible), Might: res.CountText(c.Might())})
+		c := res.Shown(j)
+		out.Ranked = append(out.Ranked, trial{TrialInfo: res.Trials[j], Ranked: c.Ranked,
+			Eligible: c.Eligible, Unknown: c.Unknown, NotEligible: c.NotEligible, Might: c.Might})
 	}
 	if !res.AggregateOnly {
 		out.Matrix = res.Matrix
@@ -122,9 +122,9 @@ func printPrescreen(f *Factory, res *app.PrescreenResult) {
 	tw := tabwriter.NewWriter(f.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "trial\tmight qualify\teligible\tunknown\tnot eligible\ttitle")
 	for _, j := range res.TrialOrder() {
-		c := res.Counts[j]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", res.Trials[j].ID, res.CountText(c.Might()), res.CountText(c.Eligible),
-			res.CountText(c.Unknown), res.CountText(c.NotEligible), truncateText(res.Trials[j].Title, 60))
+		c := res.Shown(j)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", res.Trials[j].ID, c.Might, c.Eligible,
+			c.Unknown, c.NotEligible, truncateText(res.Trials[j].Title, 60))
 	}
 	tw.Flush()
 	if res.AggregateOnly {

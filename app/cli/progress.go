@@ -64,6 +64,9 @@ func (p *progressPrinter) Done() {
 }
 
 func describe(pr progress.Report, pct int64) string {
+	if pr.Unit == "%" && pct >= 0 { // a percentage only (no counts: aggregate-only pre-screening)
+		return fmt.Sprintf("%s: %3d%%", pr.Stage, pct)
+	}
 	amount := fmt.Sprintf("%d %s", pr.Done, pr.Unit)
 	if pr.Unit == "bytes" || pr.Unit == "" {
 		amount = humanBytes(pr.Done)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/clinsight/clinsight/export"
@@ -24,9 +23,12 @@ type SheetOptions struct {
 	// shifted dates; nil keeps dates.
 	ShiftDate func(id, date string) string
 	// AggregateOnly leaves out every sheet with a row per patient: only
-	// the Trials sheet, its counts under K shown as "<K".
+	// the Trials sheet.
 	AggregateOnly bool
-	K             int
+	// K is the minimum cell size of the counts of patients (the Trials
+	// sheet and the Matrix sheet's count row), applied by
+	// TrialCount.Shown; under 2 the counts are exact.
+	K int
 }
 
 // Sheets returns the workbook's tables: Matrix (patients × trials, the
@@ -39,12 +41,8 @@ func (m *Matrix) Sheets(o SheetOptions) []export.Table {
 	var trialRows [][]any
 	for _, j := range m.TrialOrder() {
 		t := m.Trials[j]
-		c := m.TrialCounts(j)
 		row := []any{t.ID, t.Title, strings.Join(t.Conditions, "; "), t.Phase, t.Status, t.AgeLimits, t.Sex}
-		for _, n := range []int{c.Eligible + c.Unknown + c.NotEligible, c.Eligible, c.Unknown, c.NotEligible, c.Might()} {
-			row = append(row, count(n, o))
-		}
-		trialRows = append(trialRows, row)
+		trialRows = append(trialRows, append(row, m.TrialCounts(j).Shown(o.K).Values()...))
 	}
 	trialsTable.Rows = rowsOf(trialRows)
 	if o.AggregateOnly {
@@ -68,7 +66,7 @@ func (m *Matrix) Sheets(o SheetOptions) []export.Table {
 	might := []any{"Patients who might qualify", "", "", ""}
 	for _, j := range shown {
 		cols = append(cols, m.Trials[j].ID)
-		might = append(might, int64(m.TrialCounts(j).Might()))
+		might = append(might, m.TrialCounts(j).Shown(o.K).Values()[4])
 	}
 	matrixRows := [][]any{might}
 	for _, i := range m.PatientOrder() {
@@ -123,15 +121,6 @@ func ageText(p *Summary) any {
 		return "> 89"
 	}
 	return p.Age
-}
-
-// count writes a count of patients, "<K" for 1 to K−1 on an aggregate-only
-// source.
-func count(n int, o SheetOptions) any {
-	if o.AggregateOnly && o.K >= 2 && n >= 1 && n < o.K {
-		return "<" + strconv.Itoa(o.K)
-	}
-	return int64(n)
 }
 
 func rowsOf(rows [][]any) iter.Seq2[[]any, error] {

@@ -37,6 +37,9 @@ type ReadOptions struct {
 	MaxPatients int
 	// Progress, if set, receives the patients read.
 	Progress func(done, total int)
+	// CountText, if set, writes the counts of patients in the notices
+	// (an aggregate-only source's "<k" for small counts); nil: exact.
+	CountText func(n int) string
 }
 
 // DefaultMaxPatients is how many patients are pre-screened when no bound
@@ -178,7 +181,11 @@ func ReadCohort(ctx context.Context, q Querier, opts ReadOptions) (*Cohort, erro
 		c.Schema = "OMOP CDM"
 	}
 	if total > len(res.Rows) {
-		c.Notices = append(c.Notices, fmt.Sprintf("The cohort has %d patients: the first %d (by identifier) are pre-screened.", total, len(res.Rows)))
+		text := strconv.Itoa
+		if opts.CountText != nil {
+			text = opts.CountText
+		}
+		c.Notices = append(c.Notices, fmt.Sprintf("The cohort has %s patients: the first %s (by identifier) are pre-screened.", text(total), text(len(res.Rows))))
 	}
 	r := reader{s: s, q: q}
 	if s.labs {
