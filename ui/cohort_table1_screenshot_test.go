@@ -1,0 +1,79 @@
+package ui
+
+import (
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/clinsight/clinsight/app"
+	"github.com/clinsight/clinsight/datasets/demo"
+	"github.com/clinsight/clinsight/localllm/ollamatest"
+)
+
+// TestScreenshotCohortTable1 renders the Cohort screen's Table 1 tab for
+// the emergency admissions of a 300-patient demo, by sex (the main window,
+// the app's theme, Fyne's software painter), checks the picture is drawn
+// and writes it as cohort-table1.png to screenshotDir
+// ($CLINSIGHT_SCREENSHOT_DIR).
+func TestScreenshotCohortTable1(t *testing.T) {
+	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}, ollamatest.Model{Name: "llama3.1:8b"})
+	ws := newEmptyWorkspace(t)
+	opts := demo.DefaultOptions()
+	opts.Patients = 300
+	if _, err := ws.InitDemo(context.Background(), opts, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL }); err != nil {
+		t.Fatal(err)
+	}
+	mw := newTestMainWindow(t, ws)
+	t.Cleanup(func() { onUI(t, func(testing.TB) { mw.Window.Close() }) })
+	s := mw.Cohort
+	waitUntil(t, "the example questions of the demo source", func() bool { return len(s.examples.Options) > 0 })
+	const sql = "SELECT subject_id, hadm_id, admission_type FROM admissions WHERE admission_type LIKE '%EMER%'"
+	srv.QueueChat(cohortReply(sql), ollamatest.ChatReply{Content: "These are the emergency admissions."})
+	onUI(t, func(t testing.TB) {
+		if err := mw.Show("cohort"); err != nil {
+			t.Fatal(err)
+		}
+		s.question.SetText("Which admissions were emergencies?")
+		test.Tap(s.askBtn)
+	})
+	waitUntil(t, "the answer", func() bool { return strings.Contains(s.status.Text, " attempt(s) · ") })
+	x := s.extras
+	onUI(t, func(t testing.TB) {
+		x.strata.SetSelected(table1Strata[1])
+		test.Tap(x.t1Btn)
+	})
+	waitUntil(t, "Table 1", func() bool { return strings.Contains(x.t1Status.Text, "patients (by subject_id)") })
+	path := filepath.Join(screenshotDir(t), "cohort-table1.png")
+	onUI(t, func(t testing.TB) {
+		prev := fyne.CurrentApp().Settings().Theme()
+		fyne.CurrentApp().Settings().SetTheme(NewTheme())
+		defer fyne.CurrentApp().Settings().SetTheme(prev)
+		s.tabs.Select(x.t1Tab)
+		mw.Window.Resize(fyne.NewSize(1920, 1080))
+		mw.Window.Content().Refresh()
+		img := mw.Window.Canvas().Capture()
+		if n := colours(img); n < 8 {
+			t.Errorf("%d colours: a blank picture", n)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
