@@ -103,7 +103,7 @@ cgo-build:
 ## with the app's theme by Fyne's software painter (no display, no cgo), as NAME-WxH.png in
 ## docs/screenshots/; the same test checks each fits and reads (nothing cut off or ellipsized)
 screenshot:
-	CLINSIGHT_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots CGO_ENABLED=0 $(GO) test -tags ci -count=1 -run 'TestScreensAtBothSizes|TestScreenshotsOfDialogs|TestScreenshotScreeningStep' ./ui/
+	CLINSIGHT_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots CGO_ENABLED=0 $(GO) test -tags ci -count=1 -run 'TestScreensAtBothSizes|TestScreenshot|TestCohortPrescreenMatrix' ./ui/
 
 ## bench: the Go benchmarks with their figures (long: generates multi-million-row files)
 bench:
