@@ -92,3 +92,26 @@ func itoa(n int) string {
 		}
 	}
 }
+
+// TestNegatedHyphenatedHistoryLeavesNoFragments: "denies any history of
+// non-small cell lung cancer" (a demo patient's wording) gives no concept
+// "non", and no negated "small" or "cell" alone (they were shown on the
+// Trials screen as "no non; no small; no cell").
+func TestNegatedHyphenatedHistoryLeavesNoFragments(t *testing.T) {
+	q, err := ExtractConcepts("A 21-year-old woman presents with depressed mood. She denies any history of non-small cell lung cancer.", nil, DefaultExtractOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range q.Concepts {
+		if c.Text == "non" || (c.Negated && (c.Text == "small" || c.Text == "cell")) {
+			t.Errorf("fragment %q (negated %v)", c.Text, c.Negated)
+		}
+		if strings.Contains(c.Text, "lung cancer") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the phrase itself is lost: %+v", q.Concepts)
+	}
+}
