@@ -295,6 +295,25 @@ type PrescreenExportOptions struct {
 	ShiftDates bool
 	// Version names Clinsight in the provenance.
 	Version string
+	// PatientLevel confirms the export of a row-level source's sheets
+	// with a row per patient (Matrix, Criteria): without it Export refuses
+	// with a *disclosure.PatientLevelError, as for a query result.
+	PatientLevel bool
+	// Exact exports the counts of patients (Trials sheet, the Matrix
+	// sheet's count row) exactly; otherwise those under the source's
+	// minimum cell size are written "<k" (TrialCount.Shown). Refused on
+	// an aggregate-only source (ErrExactAggregateOnly).
+	Exact bool
+}
+
+// prescreenIdentifiers are what a pre-screening's per-patient sheets
+// hold that identifies patients, for the confirmation of their export.
+func prescreenIdentifiers(patientColumn string, shiftDates bool) []disclosure.Identifier {
+	return []disclosure.Identifier{
+		{Column: patientColumn, Kind: disclosure.Direct, What: "patient identifier (pseudonymised)"},
+		{Column: "Age", Kind: disclosure.Quasi, What: "age"},
+		{Column: "Date", Kind: disclosure.Quasi, What: "dates of the cited values", Date: !shiftDates},
+	}
 }
 
 // Export writes a pre-screening to a workbook. Patient identifiers are
@@ -305,12 +324,22 @@ func (p *Prescreen) Export(ctx context.Context, path string, res *PrescreenResul
 	if res == nil || res.Matrix == nil {
 		return export.Summary{}, errors.New("export the pre-screening: there is no pre-screening to export")
 	}
+	if opts.Exact && res.AggregateOnly {
+		return export.Summary{}, ErrExactAggregateOnly
+	}
+	if !res.AggregateOnly && !opts.PatientLevel {
+		return export.Summary{}, &disclosure.PatientLevelError{Identifiers: prescreenIdentifiers(res.PatientColumn, opts.ShiftDates), RowLevel: true}
+	}
 	ps, err := disclosure.NewPseudonymizer()
 	if err != nil {
 		return export.Summary{}, err
 	}
 	domain := res.PatientColumn
-	so := prescreen.SheetOptions{AggregateOnly: res.AggregateOnly, K: res.MinCell,
+	k := p.ws.Data().Policy(res.Source).K()
+	if opts.Exact {
+		k = 0
+	}
+	so := prescreen.SheetOptions{AggregateOnly: res.AggregateOnly, K: k,
 		PatientID: func(id string) string { return fmt.Sprint(ps.Pseudonym(domain, id)) }}
 	if opts.ShiftDates {
 		so.ShiftDate = func(id, date string) string {
@@ -340,7 +369,12 @@ func (p *Prescreen) Export(ctx context.Context, path string, res *PrescreenResul
 	if res.AggregateOnly {
 		prov.Add("Patients", "not exported: the source shows aggregates only; counts of 1 to "+fmt.Sprint(res.MinCell-1)+" patients are shown as <"+fmt.Sprint(res.MinCell))
 	} else {
-		prov.Add("Patients", fmt.Sprintf("%d of the cohort's %d", len(res.Patients), res.Total))
+		prov.Add("Patients", fmt.Sprintf("%d of the cohort's %d (patient-level export, confirmed)", len(res.Patients), res.Total))
+		if k >= 2 {
+			prov.Add("Counts of patients", fmt.Sprintf("in the Trials sheet and the Matrix sheet's count row, counts of 1 to %d are shown as <%d, with the totals that would give them away", k-1, k))
+		} else {
+			prov.Add("Counts of patients", "exact (an exact export was chosen)")
+		}
 		prov.Add("Pseudonymised", res.PatientColumn+": each value replaced by HMAC-SHA256 with a random key made for this export and not kept (the same patient has the same pseudonym within this workbook only)")
 		if opts.ShiftDates {
 			prov.Add("Dates shifted", "by a per-patient number of days (1 to 365, either way) derived from the pseudonym key; intervals within a patient are kept")
@@ -354,7 +388,8 @@ func (p *Prescreen) Export(ctx context.Context, path string, res *PrescreenResul
 		prov.Add(fmt.Sprintf("Note %d", i+1), n)
 	}
 	details := map[string]any{"what": "trial pre-screening", "patients": len(res.Patients), "trials": len(res.Trials),
-		"pseudonymised": !res.AggregateOnly, "dates_shifted": opts.ShiftDates, "aggregate_only": res.AggregateOnly}
+		"pseudonymised": !res.AggregateOnly, "dates_shifted": opts.ShiftDates, "aggregate_only": res.AggregateOnly,
+		"patient_level": !res.AggregateOnly, "exact": opts.Exact}
 	eo := p.ws.ExportOptions(ctx, res.Source.Name, details, export.Options{})
 	return export.WriteWorkbook(ctx, path, sheets, prov, eo)
 }

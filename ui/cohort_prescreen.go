@@ -470,7 +470,9 @@ func (x *cohortPrescreen) showCell(i, j int) {
 	x.detail.SetText(b.String())
 }
 
-// confirmExport says what the workbook holds before writing it.
+// confirmExport says what the workbook holds before writing it: for a
+// row-level source, its rows per patient are exported only once confirmed
+// here (export's PatientLevel).
 func (x *cohortPrescreen) confirmExport(path string) {
 	if x.res == nil {
 		return
@@ -481,7 +483,7 @@ func (x *cohortPrescreen) confirmExport(path string) {
 	}
 	shift := widget.NewCheck("Shift each patient's dates by a number of days of their own", nil)
 	msg := widget.NewLabel(fmt.Sprintf("The workbook holds one row per patient (%d patients) with the values and dates its verdicts rest on. "+
-		"Patient identifiers are replaced by pseudonyms made for this workbook only.", len(x.res.Patients)))
+		"Patient identifiers are replaced by pseudonyms made for this workbook only; counts of fewer than %d patients are shown as <%d.", len(x.res.Patients), x.res.MinCell, x.res.MinCell))
 	msg.Wrapping = fyne.TextWrapWord
 	d := dialog.NewCustomConfirm("Export the pre-screening", "Export", "Cancel", container.NewVBox(msg, shift), func(ok bool) {
 		if ok {
@@ -495,7 +497,9 @@ func (x *cohortPrescreen) confirmExport(path string) {
 func (x *cohortPrescreen) export(path string, shift bool) {
 	res := x.res
 	go func() {
-		sum, err := x.svc.Export(x.s.ctx, path, res, app.PrescreenExportOptions{ShiftDates: shift, Version: x.s.version})
+		// A row-level result reaches here through confirmExport's dialog:
+		// that is the patient-level confirmation.
+		sum, err := x.svc.Export(x.s.ctx, path, res, app.PrescreenExportOptions{ShiftDates: shift, Version: x.s.version, PatientLevel: !res.AggregateOnly})
 		fyne.Do(func() {
 			if err != nil {
 				showError(x.s.window, err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/prescreen"
+	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/internal/durfmt"
 )
 
@@ -20,9 +22,10 @@ func newCohortPrescreenCmd(f *Factory) *cobra.Command {
 		saved, trialsDB, xlsx string
 		top, maxPatients      int
 		noLLM, asJSON, shift  bool
+		patientLevel, exact   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "prescreen --cohort SAVED --trials SOURCE [--top K] [--xlsx OUT] [--json]",
+		Use:   "prescreen --cohort SAVED --trials SOURCE [--top K] [--xlsx OUT --patient-level [--exact]] [--json]",
 		Short: "Pre-screen a saved cohort's patients for the trials of a trials source (patient × trial matrix)",
 		Long: `Reads each patient's age, sex, diagnoses, medications and latest lab values from the cohort's
 source, ranks the trials of the trials source for each patient, and checks the criteria of each
@@ -53,8 +56,15 @@ is installed (--no-llm: not assessed). Prints the trials by how many patients mi
 				fmt.Fprintln(f.Err, "note:", n)
 			}
 			if xlsx != "" {
-				sum, err := ws.Prescreen().Export(cmd.Context(), xlsx, res, app.PrescreenExportOptions{ShiftDates: shift, Version: f.Version})
-				if err != nil {
+				sum, err := ws.Prescreen().Export(cmd.Context(), xlsx, res, app.PrescreenExportOptions{ShiftDates: shift, Version: f.Version,
+					PatientLevel: patientLevel, Exact: exact})
+				var pl *disclosure.PatientLevelError
+				switch {
+				case errors.As(err, &pl):
+					return fmt.Errorf("the workbook has a row per patient (pseudonyms, ages, dates of the cited values): add --patient-level to confirm its export (--shift-dates also shifts its dates by patient)")
+				case errors.Is(err, app.ErrExactAggregateOnly):
+					return fmt.Errorf("%w (leave out --exact)", err)
+				case err != nil:
 					return err
 				}
 				fmt.Fprintf(f.Err, "wrote the pre-screening of %d patients and %d trials to %s (patient ids pseudonymised)\n", len(res.Patients), len(res.Trials), sum.Path)
@@ -73,6 +83,8 @@ is installed (--no-llm: not assessed). Prints the trials by how many patients mi
 	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "no model: lexical ranking, and only the structured checks")
 	cmd.Flags().StringVar(&xlsx, "xlsx", "", "also write the matrix, the per-criterion detail and the trials to this workbook (patient ids pseudonymised)")
 	cmd.Flags().BoolVar(&shift, "shift-dates", false, "in the workbook, shift each patient's dates by a number of days of their own")
+	cmd.Flags().BoolVar(&patientLevel, "patient-level", false, "confirm the export of the workbook's rows per patient (Matrix, Criteria; patient ids pseudonymised) from a row-level source")
+	cmd.Flags().BoolVar(&exact, "exact", false, "in the workbook, write the counts of patients exactly, without small-cell suppression (row-level sources only; recorded in the audit trail)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	_ = cmd.MarkFlagRequired("cohort")
 	_ = cmd.MarkFlagRequired("trials")

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -35,7 +37,15 @@ func TestCohortPrescreenCLI(t *testing.T) {
 	}
 
 	xlsx := filepath.Join(t.TempDir(), "pre.xlsx")
-	out, stderr, code := run(t, ws, "cohort", "prescreen", "--cohort", "Everyone", "--trials", "demo", "--no-llm", "--top", "5", "--json", "--xlsx", xlsx)
+	// A workbook with a row per patient needs --patient-level.
+	if _, stderr, code := run(t, ws, "cohort", "prescreen", "--cohort", "Everyone", "--trials", "demo", "--no-llm", "--top", "5", "--xlsx", xlsx); code == 0 ||
+		!regexp.MustCompile(`(?m)^.*row per patient.*--patient-level.*$`).MatchString(stderr) {
+		t.Errorf("an unconfirmed patient-level export: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(xlsx); err == nil {
+		t.Error("the unconfirmed workbook was written")
+	}
+	out, stderr, code := run(t, ws, "cohort", "prescreen", "--cohort", "Everyone", "--trials", "demo", "--no-llm", "--top", "5", "--json", "--xlsx", xlsx, "--patient-level")
 	if code != 0 {
 		t.Fatalf("prescreen: %s", stderr)
 	}
@@ -74,6 +84,24 @@ func TestCohortPrescreenCLI(t *testing.T) {
 	for _, r := range rows[2:] {
 		if !hex.MatchString(r[0]) {
 			t.Errorf("matrix patient %q is not a pseudonym", r[0])
+		}
+	}
+	// Counts of patients under k are suppressed unless --exact.
+	trialRows, _ := f.GetRows("Trials")
+	if !strings.Contains(fmt.Sprint(trialRows), "<11") {
+		t.Errorf("no count suppressed in the Trials sheet: %v", trialRows[:min(len(trialRows), 5)])
+	}
+	exact := filepath.Join(t.TempDir(), "exact.xlsx")
+	if _, stderr, code := run(t, ws, "cohort", "prescreen", "--cohort", "Everyone", "--trials", "demo", "--no-llm", "--top", "5", "--xlsx", exact, "--patient-level", "--exact"); code != 0 {
+		t.Fatalf("exact export: %s", stderr)
+	}
+	if e, err := excelize.OpenFile(exact); err != nil {
+		t.Fatal(err)
+	} else {
+		er, _ := e.GetRows("Trials")
+		e.Close()
+		if strings.Contains(fmt.Sprint(er), "<11") || len(er) != len(trialRows) {
+			t.Errorf("exact export's Trials sheet: %v", er[:min(len(er), 5)])
 		}
 	}
 	crit, _ := f.GetRows("Criteria")
