@@ -327,8 +327,10 @@ func (e *Engine) run(ctx context.Context, cs checkedStatement) (*datasets.Result
 		if err != nil {
 			return err
 		}
-		res, err = e.read(ctx, conn, cs, desc)
-		return err
+		if res, err = e.read(ctx, conn, cs, desc); err != nil {
+			return err
+		}
+		return setOrigins(ctx, conn, desc.Fields, res.Columns)
 	})
 	if err != nil {
 		return nil, e.translate(ctx, cs.text, err)
