@@ -138,12 +138,12 @@ func attritionStatus(a *cohort.Attrition) string {
 		return "The patients could not be counted after each criterion: " + a.Error
 	}
 	msg := fmt.Sprintf("Patients remaining after each criterion (distinct %s). Untick a criterion to count without it; the model is not asked again.", a.PatientColumn)
-	if fin := a.Final(); fin != nil {
+	if fin := a.Final(); fin != nil && !fin.Patients.Withheld {
 		msg = fmt.Sprintf("%s patients remain after %d of %d criteria (distinct %s). Untick a criterion to count without it; the model is not asked again.",
 			fin.Patients, len(a.Steps)-1-len(a.Off), len(a.Steps)-1, a.PatientColumn)
 	}
-	if a.MinCell >= 2 {
-		msg += fmt.Sprintf(" The source shows aggregates only: counts below %d are shown as <%d.", a.MinCell, a.MinCell)
+	if note := a.HiddenNote(); note != "" {
+		msg += " The source shows aggregates only: " + note + "."
 	}
 	return msg
 }

@@ -56,8 +56,8 @@ func writeAttrition(w io.Writer, a *cohort.Attrition) {
 	}
 	tw.Flush()
 	note := fmt.Sprintf("distinct %s counted after each step; switch a criterion off with --without-step N", a.PatientColumn)
-	if a.MinCell >= 2 {
-		note += fmt.Sprintf("; counts below %d are shown as <%d", a.MinCell, a.MinCell)
+	if hidden := a.HiddenNote(); hidden != "" {
+		note += "; " + hidden
 	}
 	fmt.Fprintf(w, "  (%s)\n", note)
 }

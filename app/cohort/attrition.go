@@ -33,7 +33,9 @@ type Attrition struct {
 	// statement when none is).
 	SQL string `json:"sql"`
 	// MinCell, when at least 2, says that counts from 1 to MinCell−1 are
-	// shown as "<MinCell" (an aggregate-only source, or an export).
+	// shown as "<MinCell" and that a count or difference that the figures
+	// shown around it would give away is hidden as "—" (an aggregate-only
+	// source, or an export; see hideSmallDifferences).
 	MinCell int `json:"min_cell,omitempty"`
 	// Error says why the patients could not be counted ("" when they were).
 	Error string `json:"error,omitempty"`
@@ -50,27 +52,38 @@ type AttritionStep struct {
 	Patients Count `json:"patients"`
 	Removed  Count `json:"removed"`
 	// PercentOfBase is Patients as a percentage of the base population;
-	// nil when the step is off or a count is hidden.
+	// nil when the step is off or its count or the base's is hidden.
 	PercentOfBase *float64 `json:"percent_of_base,omitempty"`
 }
 
 // Count is a number of patients as it may be shown.
 type Count struct {
 	// N is the count; -1 when not counted (a step switched off, or
-	// counting failed); 0 when Below hides it.
+	// counting failed); 0 when Below or Withheld hides it.
 	N int64
 	// Below, when at least 2, says that the count is from 1 to Below−1 and
 	// is hidden (N is 0).
 	Below int
+	// Withheld says that the count is hidden, whatever its size, because
+	// with the counts shown beside it it would give away a difference
+	// smaller than the minimum cell size (see hideSmallDifferences).
+	Withheld bool
 }
 
-// Hidden reports whether the count is hidden under a minimum cell size.
-func (c Count) Hidden() bool { return c.Below >= 2 }
+// WithheldText is how a withheld count reads in tables, workbooks and
+// JSON.
+const WithheldText = "—"
 
-// String renders the count: "412", "<11", or "—" when not counted.
+// Hidden reports whether the count is hidden under a minimum cell size.
+func (c Count) Hidden() bool { return c.Below >= 2 || c.Withheld }
+
+// String renders the count: "412", "<11", "—" when withheld (see
+// WithheldText) or when not counted.
 func (c Count) String() string {
 	switch {
-	case c.Hidden():
+	case c.Withheld:
+		return WithheldText
+	case c.Below >= 2:
 		return "<" + strconv.Itoa(c.Below)
 	case c.N < 0:
 		return "—"
@@ -79,10 +92,12 @@ func (c Count) String() string {
 }
 
 // Cell returns the count as a workbook cell: the number, a
-// disclosure.Suppressed, or nil when not counted.
+// disclosure.Suppressed, WithheldText, or nil when not counted.
 func (c Count) Cell() any {
 	switch {
-	case c.Hidden():
+	case c.Withheld:
+		return WithheldText
+	case c.Below >= 2:
 		return disclosure.Suppressed{K: c.Below}
 	case c.N < 0:
 		return nil
@@ -90,12 +105,12 @@ func (c Count) Cell() any {
 	return c.N
 }
 
-// MarshalJSON writes the number, "<k" when hidden, or null when not
-// counted.
+// MarshalJSON writes the number, "<k" or "—" when hidden, or null when
+// not counted.
 func (c Count) MarshalJSON() ([]byte, error) {
 	switch {
 	case c.Hidden():
-		return []byte(`"` + c.String() + `"`), nil // "<k" as written, as disclosure.Suppressed
+		return []byte(`"` + c.String() + `"`), nil // "<k" as written, as disclosure.Suppressed, or "—"
 	case c.N < 0:
 		return []byte("null"), nil
 	}
@@ -114,6 +129,10 @@ func (c *Count) UnmarshalJSON(b []byte) error {
 	case float64:
 		*c = Count{N: int64(x)}
 	case string:
+		if x == WithheldText {
+			*c = Count{Withheld: true}
+			return nil
+		}
 		k, err := strconv.Atoi(x[min(1, len(x)):])
 		if len(x) < 2 || x[0] != '<' || err != nil {
 			return fmt.Errorf("a patient count reads %q", x)
@@ -125,18 +144,11 @@ func (c *Count) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// under hides a count from 1 to k−1.
-func (c Count) under(k int) Count {
-	if k >= 2 && !c.Hidden() && c.N >= 1 && c.N < int64(k) {
-		return Count{Below: k}
-	}
-	return c
-}
-
 // Under returns the table as a source that shows counts only from k on
-// may show it: every count from 1 to k−1 reads "<k", and the percentage of
-// a hidden count is left out. k < 2 returns a unchanged; a table already
-// under a larger k keeps it.
+// may show it (see hideSmallDifferences): every count from 1 to k−1 reads
+// "<k", a count or a number removed that the counts shown beside it would
+// give away reads "—", and the percentage of a hidden count is left out.
+// k < 2 returns a unchanged; a table already under a larger k keeps it.
 func (a *Attrition) Under(k int) *Attrition {
 	if a == nil || k < 2 || a.MinCell >= k {
 		return a
@@ -144,14 +156,80 @@ func (a *Attrition) Under(k int) *Attrition {
 	out := *a
 	out.MinCell = k
 	out.Steps = slices.Clone(a.Steps)
-	for i := range out.Steps {
-		s := &out.Steps[i]
-		s.Patients, s.Removed = s.Patients.under(k), s.Removed.under(k)
-		if s.Patients.Hidden() || out.Steps[0].Patients.Hidden() {
+	hideSmallDifferences(out.Steps, k)
+	return &out
+}
+
+// hideSmallDifferences hides, in place, the counts of steps that a source
+// showing counts only from k on must not show. Hiding each count from 1
+// to k−1 on its own is not enough: the counts before and after a step are
+// nested sets of patients, so two counts shown exactly (60 and 59) give
+// away their difference (one patient removed, who can be named by a
+// criterion written for the purpose), and so does a shown count beside a
+// shown number removed. So, walking the steps that are on in order:
+//
+//   - a count from 1 to k−1 reads "<k" (primary suppression);
+//   - a count that differs by 1 to k−1 from any count already shown (the
+//     last shown is the anchor of the next step) is withheld ("—"), with
+//     its number removed and its percentage;
+//   - any other count (0, or differing by 0 or at least k) is shown, and
+//     its number removed (the difference from the step before it that is
+//     on) only when that step's count is shown too, else it is withheld.
+//
+// No two figures shown then differ by 1 to k−1, and no number removed
+// shown is from 1 to k−1. Counts already hidden (a table under a smaller
+// k) stay hidden and are no anchor. Percentages are left out for hidden
+// counts, and for every step when the base population's count is hidden.
+// Steps switched off and counts not counted (N −1) are left as they are.
+func hideSmallDifferences(steps []AttritionStep, k int) {
+	var shown []int64 // the counts shown so far
+	near := func(n int64) bool {
+		for _, m := range shown {
+			if d := max(n-m, m-n); d >= 1 && d < int64(k) {
+				return true
+			}
+		}
+		return false
+	}
+	prevShown, first := false, true
+	for i := range steps {
+		s := &steps[i]
+		if !s.On {
+			continue
+		}
+		base := first
+		first = false
+		p := s.Patients
+		counted := p.Hidden() || p.N >= 0
+		visible := !p.Hidden() && p.N >= 0 && (p.N == 0 || p.N >= int64(k)) && !near(p.N)
+		switch {
+		case visible:
+			shown = append(shown, p.N)
+			if !base && !prevShown && !s.Removed.Hidden() && s.Removed.N >= 0 {
+				s.Removed = Count{Withheld: true}
+			}
+		case !counted:
+			// Not counted (the table's Error says why): nothing to hide.
+		default:
+			if !p.Hidden() {
+				if p.N >= 1 && p.N < int64(k) {
+					s.Patients = Count{Below: k}
+				} else {
+					s.Patients = Count{Withheld: true}
+				}
+			}
+			if !base && (s.Removed.Hidden() || s.Removed.N >= 0) {
+				s.Removed = Count{Withheld: true}
+			}
 			s.PercentOfBase = nil
 		}
+		prevShown = visible
 	}
-	return &out
+	if len(steps) > 0 && steps[0].Patients.Hidden() {
+		for i := range steps {
+			steps[i].PercentOfBase = nil
+		}
+	}
 }
 
 // Final returns the last step that is on (the cohort), or nil.
@@ -378,10 +456,25 @@ func (a *Attrition) Summary() string {
 	if len(a.Off) > 0 {
 		s += fmt.Sprintf("; switched off: %s", joinOr(intStrings(a.Off)))
 	}
-	if a.MinCell >= 2 {
-		s += fmt.Sprintf("; counts below %d shown as <%d", a.MinCell, a.MinCell)
+	if note := a.HiddenNote(); note != "" {
+		s += "; " + note
 	}
 	return s
+}
+
+// HiddenNote says, in words for the people reading the table, how its
+// hidden counts read; "" when no minimum cell size applies.
+func (a *Attrition) HiddenNote() string {
+	if a == nil || a.MinCell < 2 {
+		return ""
+	}
+	note := fmt.Sprintf("counts below %d are shown as <%d", a.MinCell, a.MinCell)
+	for _, s := range a.Steps {
+		if s.Patients.Withheld || s.Removed.Withheld {
+			return note + fmt.Sprintf(", and a count that the counts beside it would give away (a difference below %d) as %s", a.MinCell, WithheldText)
+		}
+	}
+	return note
 }
 
 func intStrings(v []int) []string {
