@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -408,17 +409,32 @@ func aggregateSheets(res *PrescreenResult) []export.Table {
 
 // TrialOrder returns the trials' indexes, those more patients might
 // qualify for first (then more eligible, then by id), from Counts (an
-// aggregate-only result has no patients to count).
+// aggregate-only result has no patients to count). On an aggregate-only
+// source the order uses the shown counts only (Shown; a hidden one sorts
+// as k−1): sorting by a hidden count would place it between its shown
+// neighbours, and two equal neighbours would give it back.
 func (r *PrescreenResult) TrialOrder() []int {
 	idx := make([]int, len(r.Trials))
 	for j := range idx {
 		idx[j] = j
 	}
+	might := func(j int) int { return r.Counts[j].Might() }
+	eligible := func(j int) int { return r.Counts[j].Eligible }
+	if r.AggregateOnly {
+		key := func(s string) int {
+			if n, err := strconv.Atoi(s); err == nil {
+				return n
+			}
+			return r.MinCell - 1
+		}
+		might = func(j int) int { return key(r.Shown(j).Might) }
+		eligible = func(j int) int { return key(r.Shown(j).Eligible) }
+	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(r.Counts[b].Might(), r.Counts[a].Might()); c != 0 {
+		if c := cmp.Compare(might(b), might(a)); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(r.Counts[b].Eligible, r.Counts[a].Eligible); c != 0 {
+		if c := cmp.Compare(eligible(b), eligible(a)); c != 0 {
 			return c
 		}
 		return cmp.Compare(r.Trials[a].ID, r.Trials[b].ID)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,6 +44,21 @@ func TestCohortPrescreenHiddenCountsNotDerivable(t *testing.T) {
 		t.Fatalf("json: %v: %q", err, out)
 	}
 	hiddenRows := 0
+	// The rows' order follows the shown counts only (a hidden one as 10):
+	// a hidden count between two shown ones would be bounded by them.
+	key := func(s string) int {
+		if s == "<11" {
+			return 10
+		}
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	for i := 1; i < len(res.Trials); i++ {
+		a, b := res.Trials[i-1], res.Trials[i]
+		if ka, kb := key(a.Might), key(b.Might); ka < kb || ka == kb && key(a.Eligible) < key(b.Eligible) {
+			t.Errorf("trial %s (%s, %s) comes before %s (%s, %s)", a.ID, a.Might, a.Eligible, b.ID, b.Might, b.Eligible)
+		}
+	}
 	for _, tr := range res.Trials {
 		vals := map[string]string{"R": tr.Ranked, "E": tr.Eligible, "U": tr.Unknown, "N": tr.NotEligible, "M": tr.Might}
 		hidden := 0
