@@ -116,8 +116,12 @@ func (d *Data) startStreamedExport(ctx context.Context, src Source, query string
 	profile := disclosure.Profile(src.Kind)
 	ids := disclosure.ClassifyColumns(disclosure.Analyze(query), rows.Columns(), profile)
 	if !opts.PatientLevel {
+		// Refused before any row is read; recorded as the in-memory
+		// path records the statement it ran.
+		st := rows.Stats()
 		rows.Close()
-		return nil, &disclosure.PatientLevelError{Identifiers: ids, RowLevel: true}
+		err := &disclosure.PatientLevelError{Identifiers: ids, RowLevel: true}
+		return nil, errors.Join(err, d.recordStream(ctx, src, query, pol, st, len(se.names), err))
 	}
 	if se.ps, err = newRowPseudonymiser(rows.Columns(), ids, profile, opts.ShiftDates); err != nil {
 		rows.Close()
@@ -235,8 +239,8 @@ func (d *Data) CanStream(src Source) bool {
 // returns a cursor over its rows, read under the workspace's limits (or
 // the non-zero fields of limits) except the result byte cap, which a
 // cursor does not need. The statement is recorded in the audit trail
-// before its first row is read; if the record cannot be written, no row
-// is returned.
+// before its first row is read (if the record cannot be written, no row
+// is returned), and again when the cursor is closed, with the rows read.
 func (d *Data) Stream(ctx context.Context, src Source, query string, limits datasets.RunnerOptions) (datasets.RowStream, error) {
 	if !d.CanStream(src) {
 		return nil, fmt.Errorf("the results of %s cannot be read row by row: run the query whole", src.Label())
@@ -246,11 +250,14 @@ func (d *Data) Stream(ctx context.Context, src Source, query string, limits data
 	if err != nil {
 		return nil, errors.Join(err, d.recordStream(ctx, src, query, pol, datasets.StreamStats{}, 0, err))
 	}
-	if err := d.recordStream(ctx, src, query, pol, datasets.StreamStats{Rows: -1}, len(rows.Columns()), nil); err != nil {
+	n := len(rows.Columns())
+	if err := d.recordStream(ctx, src, query, pol, datasets.StreamStats{Rows: -1}, n, nil); err != nil {
 		rows.Close()
 		return nil, err
 	}
-	return rows, nil
+	return &auditedStream{RowStream: rows, record: func(st datasets.StreamStats, runErr error) error {
+		return d.recordStream(ctx, src, query, pol, st, n, runErr)
+	}}, nil
 }
 
 // streamable says whether a statement's export streams: a statement that
