@@ -63,7 +63,7 @@ func TestScreenshotScreeningStep(t *testing.T) {
 	var w fyne.Window
 	onUI(t, func(t testing.TB) {
 		w = a.NewWindow("Clinsight")
-		w.Resize(fyne.NewSize(1280, 820))
+		w.Resize(fyne.NewSize(1400, 1000))
 		s = NewEvidenceScreen(t.Context(), svc, nil, w, "test")
 		w.SetContent(s.Content())
 		s.Refresh()
