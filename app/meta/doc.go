@@ -5,7 +5,8 @@
 // The flow is LoadFile (CSV or .xlsx), LoadCSV or ParseRows (already-parsed
 // rows) → Analyze → Result, which marshals to JSON with metafor's names, is
 // drawn by WriteForestPlot and is written to an Excel workbook, with the
-// studies, the plot and its provenance, by ExportWorkbook.
+// studies, the plots and their provenance, by ExportReport (from Run's
+// Report).
 //
 // # What is reproduced from metafor
 //

@@ -324,7 +324,7 @@ func TestProportionForestPlotAndWorkbook(t *testing.T) {
 
 	res := mustAnalyze(t, studies, Options{Measure: PLO})
 	path := filepath.Join(t.TempDir(), "prop.xlsx")
-	if _, err := ExportWorkbook(context.Background(), path, studies, res, nil, export.Provenance{AppVersion: "test"}); err != nil {
+	if _, err := ExportReport(context.Background(), path, studies, Report{Result: res}, Plan{}, export.Provenance{AppVersion: "test"}, export.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := excelize.OpenFile(path)

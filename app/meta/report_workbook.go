@@ -28,11 +28,11 @@ const (
 )
 
 // ExportReport writes a report to the .xlsx workbook at path: the sheets
-// of ExportWorkbook (Studies, Pooled, Forest plot, Provenance) plus a
+// of writeWorkbook (Studies, Pooled, Forest plot, Provenance) plus a
 // Summary sheet (the plain-language sentences and the problems), one sheet
 // per analysis that was run, the funnel plot (with trim-and-fill studies
 // when run) and the bubble plot of a one-moderator regression; the
-// provenance records the plan. Atomic as ExportWorkbook. opts carries the
+// provenance records the plan. Atomic as writeWorkbook. opts carries the
 // caller's export options (progress, the audit record before commit); the
 // plots are added to its images.
 func ExportReport(ctx context.Context, path string, studies []Study, rep Report, plan Plan, prov export.Provenance, opts export.Options) (export.Summary, error) {

@@ -11,7 +11,7 @@ import (
 	"github.com/clinsight/clinsight/export"
 )
 
-// Sheet names of the workbook written by ExportWorkbook.
+// Sheet names of the workbook written by ExportReport.
 const (
 	// StudiesSheet holds one row per study.
 	StudiesSheet = "Studies"
@@ -24,7 +24,7 @@ const (
 // NewProvenance starts the provenance record of an analysis: the app
 // version, the data file (or a description such as "pasted text"), the
 // sheet, filter, column mapping and missing-value rule of spec, and the
-// current time. ExportWorkbook adds the analysis options.
+// current time. ExportReport adds the analysis options.
 func NewProvenance(appVersion, dataSource string, spec InputSpec) export.Provenance {
 	p := export.Provenance{AppVersion: appVersion, DataSource: dataSource, Created: time.Now()}
 	if spec.Sheet != "" {
@@ -60,27 +60,16 @@ func columnMapping(c Columns) string {
 	return strings.Join(parts, ", ")
 }
 
-// ExportWorkbook writes a meta-analysis to the .xlsx workbook at path: a
+// writeWorkbook writes a meta-analysis to the .xlsx workbook at path: a
 // Studies sheet (each study's label, data row, input values, yi and vi on
 // the analysis scale, the estimate and confidence interval on the display
 // scale, weight and note, including studies omitted for missing values), a
-// Pooled sheet (Result.Statistics), the forest plot plotPNG on a "Forest
-// plot" sheet when it is not empty, and a Provenance sheet with prov
-// followed by the measure, model, Knapp–Hartung adjustment, confidence
-// level and zero-cell handling. studies are those given to Analyze for res
-// (nil writes the Studies sheet without input values). The file is written
-// atomically: on an error or when ctx is cancelled no file is left behind.
-func ExportWorkbook(ctx context.Context, path string, studies []Study, res Result, plotPNG []byte, prov export.Provenance) (export.Summary, error) {
-	var images []export.Image
-	if len(plotPNG) > 0 {
-		images = []export.Image{{
-			Sheet: PlotSheet, Cell: "A1", PNG: plotPNG,
-			AltText: fmt.Sprintf("Forest plot: %s, %s, k = %d", res.Measure.Label(), res.ModelLabel(), res.K),
-		}}
-	}
-	return writeWorkbook(ctx, path, studies, res, nil, images, prov, export.Options{})
-}
-
+// Pooled sheet (Result.Statistics), the extra tables and images, and a
+// Provenance sheet with prov followed by the measure, model, Knapp–Hartung
+// adjustment, confidence level and zero-cell handling. studies are those
+// given to Analyze for res (nil writes the Studies sheet without input
+// values). The file is written atomically: on an error or when ctx is
+// cancelled no file is left behind.
 func writeWorkbook(ctx context.Context, path string, studies []Study, res Result, extra []export.Table, images []export.Image, prov export.Provenance, opts export.Options) (export.Summary, error) {
 	studiesTable, err := studiesTable(studies, res)
 	if err != nil {

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/clinsight/clinsight/export"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -26,12 +28,18 @@ func rowsByKey(rows [][]string) map[string][]string {
 	return m
 }
 
-func TestExportWorkbook(t *testing.T) {
+// The report of a plain analysis (no further analyses planned): Studies,
+// Pooled, Summary, the forest and funnel plots and the provenance.
+func TestExportReportSheets(t *testing.T) {
 	studies, err := LoadCSV(strings.NewReader(bcgCSV), bcgSpec(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := mustAnalyze(t, studies, Options{Measure: RR, Method: REML, Test: TestKnHa})
+	rep, err := Run(context.Background(), studies, Options{Measure: RR, Method: REML, Test: TestKnHa}, Plan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rep.Result
 	var plot bytes.Buffer
 	if err := WriteForestPlot(&plot, res, PlotOptions{}); err != nil {
 		t.Fatal(err)
@@ -40,11 +48,11 @@ func TestExportWorkbook(t *testing.T) {
 	spec.Where = map[string]string{"year": "x"} // recorded only
 	prov := NewProvenance("1.2.3", "/data/bcg.csv", spec)
 	path := filepath.Join(t.TempDir(), "bcg.xlsx")
-	sum, err := ExportWorkbook(context.Background(), path, studies, res, plot.Bytes(), prov)
+	sum, err := ExportReport(context.Background(), path, studies, rep, Plan{}, prov, export.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Rows != 13+int64(len(res.Statistics())) || !reflect.DeepEqual(sum.ImageSheets, []string{PlotSheet}) {
+	if sum.Rows != 13+int64(len(res.Statistics()))+int64(len(rep.Sentences)) || !reflect.DeepEqual(sum.ImageSheets, []string{PlotSheet, FunnelSheet}) {
 		t.Errorf("summary %+v", sum)
 	}
 
@@ -53,7 +61,7 @@ func TestExportWorkbook(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if got, want := f.GetSheetList(), []string{"Studies", "Pooled", "Forest plot", "Provenance"}; !reflect.DeepEqual(got, want) {
+	if got, want := f.GetSheetList(), []string{"Studies", "Pooled", "Summary", "Forest plot", "Funnel plot", "Provenance"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("sheets %v, want %v", got, want)
 	}
 
@@ -129,7 +137,7 @@ func TestExportWorkbook(t *testing.T) {
 		"Model":                    "Random-effects model (REML, Knapp–Hartung)",
 		"Knapp–Hartung adjustment": "yes (t test with 12 degrees of freedom)",
 		"Zero cells":               `0.5 added to every cell of studies with a zero cell (add = 0.5, to = "only0"), metafor's default`,
-		"Pictures":                 "on sheet(s) Forest plot",
+		"Pictures":                 "on sheet(s) Forest plot, Funnel plot",
 	} {
 		if r := prov2[key]; len(r) < 2 || r[1] != want {
 			t.Errorf("Provenance %q = %v, want %q", key, r, want)
@@ -140,15 +148,19 @@ func TestExportWorkbook(t *testing.T) {
 	}
 }
 
-func TestExportWorkbookMissingStudiesAndNoPlot(t *testing.T) {
+func TestExportReportMissingStudies(t *testing.T) {
 	in := "study,ai,n1i,ci,n2i\nA,1,10,2,10\nB,NA,10,2,10\nC,3,10,2,10\n"
 	studies, err := LoadCSV(strings.NewReader(in), InputSpec{SkipMissing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := mustAnalyze(t, studies, Options{Measure: OR, Method: MH})
+	rep := Report{Result: mustAnalyze(t, studies, Options{Measure: OR, Method: MH})}
+	write := func(ctx context.Context, path string, studies []Study, prov export.Provenance) error {
+		_, err := ExportReport(ctx, path, studies, rep, Plan{}, prov, export.Options{})
+		return err
+	}
 	path := filepath.Join(t.TempDir(), "mh.xlsx")
-	if _, err := ExportWorkbook(context.Background(), path, studies, res, nil, NewProvenance("v", "pasted text", InputSpec{SkipMissing: true})); err != nil {
+	if err := write(context.Background(), path, studies, NewProvenance("v", "pasted text", InputSpec{SkipMissing: true})); err != nil {
 		t.Fatal(err)
 	}
 	f, err := excelize.OpenFile(path)
@@ -156,7 +168,7 @@ func TestExportWorkbookMissingStudiesAndNoPlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if got := f.GetSheetList(); !reflect.DeepEqual(got, []string{"Studies", "Pooled", "Provenance"}) {
+	if got := f.GetSheetList(); !slices.Equal(got[:2], []string{"Studies", "Pooled"}) || got[len(got)-1] != "Provenance" {
 		t.Errorf("sheets %v", got)
 	}
 	rows, _ := f.GetRows("Studies")
@@ -173,13 +185,13 @@ func TestExportWorkbookMissingStudiesAndNoPlot(t *testing.T) {
 	}
 
 	// Studies that do not belong to the result, and a cancelled export.
-	if _, err := ExportWorkbook(context.Background(), path, studies[:1], res, nil, NewProvenance("v", "", InputSpec{})); ErrorCode(err) != EINVALID {
+	if err := write(context.Background(), path, studies[:1], NewProvenance("v", "", InputSpec{})); ErrorCode(err) != EINVALID {
 		t.Errorf("mismatched studies: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	other := filepath.Join(t.TempDir(), "cancelled.xlsx")
-	if _, err := ExportWorkbook(ctx, other, studies, res, nil, NewProvenance("v", "", InputSpec{})); !errors.Is(err, context.Canceled) {
+	if err := write(ctx, other, studies, NewProvenance("v", "", InputSpec{})); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	if _, err := os.Stat(other); !os.IsNotExist(err) {
