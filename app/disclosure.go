@@ -457,7 +457,7 @@ func (ws *Workspace) discloseCohort(ctx context.Context, src Source, query strin
 	return out, nil
 }
 
-// Export writes a cohort answer to an Excel workbook (cohort.ExportWorkbook)
+// Export writes a cohort answer to an Excel workbook (cohort.ExportWorkbookWith)
 // under the source's disclosure policy, as Data.Export does for a query
 // result: the Cohort sheet suppressed or pseudonymised (see ExportOptions),
 // the OMOP definition's patient counts suppressed, the explanation left out

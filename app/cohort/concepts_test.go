@@ -190,7 +190,7 @@ func TestOMOPAskUsesConceptIDs(t *testing.T) {
 
 	// Export: the Definition sheet and the ATLAS concept sets beside it.
 	path := filepath.Join(t.TempDir(), "cohort.xlsx")
-	if _, err := ExportWorkbook(ctx, path, ans, "test", nil); err != nil {
+	if _, err := ExportWorkbookWith(ctx, path, ans, "test", ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	x, err := excelize.OpenFile(path)

@@ -14,20 +14,6 @@ import (
 	"github.com/clinsight/clinsight/export"
 )
 
-// ExportWorkbook writes an answer to an .xlsx workbook: the cohort (the
-// result rows) on sheet "Cohort", every attempt on "Attempts", the
-// retrieved tables with their scores on "Retrieval", and a Provenance
-// sheet with the question, the SQL, the attempts, the models, the data
-// source, the settings and the explanation with its unverified numbers.
-// For an OMOP source, a Definition sheet describes the cohort (entry
-// event, inclusion criteria, concept sets) and the concept sets are also
-// written beside the workbook as ATLAS JSON (ConceptSetsPath).
-// The file is written atomically; progress, if not nil, receives the rows
-// written.
-func ExportWorkbook(ctx context.Context, path string, ans *Answer, appVersion string, progress func(rows int64)) (export.Summary, error) {
-	return ExportWorkbookWith(ctx, path, ans, appVersion, ExportOptions{Progress: progress})
-}
-
 // ExportOptions adjust ExportWorkbookWith; the zero value writes the
 // answer as it is.
 type ExportOptions struct {
@@ -57,7 +43,16 @@ type ExportOptions struct {
 	Late    func() []export.Entry
 }
 
-// ExportWorkbookWith is ExportWorkbook with options.
+// ExportWorkbookWith writes an answer to an .xlsx workbook: the cohort
+// (the result rows, or opts.Result or opts.Rows in their place) on sheet
+// "Cohort", every attempt on "Attempts", the retrieved tables with their
+// scores on "Retrieval", and a Provenance sheet with the question, the
+// SQL, the attempts, the models, the data source, the settings and the
+// explanation with its unverified numbers. For an OMOP source, a
+// Definition sheet describes the cohort (entry event, inclusion criteria,
+// concept sets) and the concept sets are also written beside the workbook
+// as ATLAS JSON (ConceptSetsPath). The file is written atomically;
+// opts.Progress, if not nil, receives the rows written.
 func ExportWorkbookWith(ctx context.Context, path string, ans *Answer, appVersion string, opts ExportOptions) (export.Summary, error) {
 	if ans == nil || ans.Result == nil {
 		return export.Summary{}, errors.New("export the cohort: there is no result to export")
