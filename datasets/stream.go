@@ -262,51 +262,6 @@ func (s *sqliteRows) Close() error {
 	return nil
 }
 
-// ReadAll reads a stream's rows into a Result, within the result byte cap
-// as Query does, and closes the stream.
-func ReadAll(s RowStream) (*Result, error) {
-	defer s.Close()
-	res := &Result{Columns: s.Columns()}
-	var total int64
-	for s.Next() {
-		row := s.Row()
-		size := int64(rowOverhead)
-		for _, v := range row {
-			size += valueSize(v)
-		}
-		lim := s.Stats().Limits
-		if lim.MaxResultBytes > 0 && total+size > lim.MaxResultBytes {
-			res.Truncated, res.TruncatedBy = true, CapBytes
-			break
-		}
-		total += size
-		res.Rows = append(res.Rows, append([]any(nil), row...))
-	}
-	if err := s.Err(); err != nil {
-		return nil, err
-	}
-	st := s.Stats()
-	if !res.Truncated {
-		res.Truncated, res.TruncatedBy = st.Truncated, st.TruncatedBy
-	}
-	res.CutCells, res.Limits, res.Elapsed = st.CutCells, st.Limits, st.Elapsed
-	return res, nil
-}
-
-// valueSize is the memory a value read by a runner takes, as the result
-// byte cap counts it.
-func valueSize(v any) int64 {
-	switch v := v.(type) {
-	case int64, float64:
-		return valueOverhead + 8
-	case string: // as cellSize counts it, with room for a CutMarker
-		return valueOverhead + headerOverhead + int64(len(v)) + 64
-	case Blob:
-		return valueOverhead + headerOverhead + int64(len(v)) + 64
-	}
-	return valueOverhead
-}
-
 // String names the stream's state for logs.
 func (s StreamStats) String() string {
 	return fmt.Sprintf("%d rows in %s", s.Rows, s.Elapsed)

@@ -177,25 +177,3 @@ func TestStreamCancel(t *testing.T) {
 		t.Fatalf("after cancel: %d rows, error %v; want 10 rows and context.Canceled", n, s.Err())
 	}
 }
-
-// TestReadAllAppliesTheByteCap: ReadAll keeps a result within the result
-// byte cap, as Query does.
-func TestReadAllAppliesTheByteCap(t *testing.T) {
-	r := newTestRunner(t, newFixtureDB(t), RunnerOptions{MaxResultBytes: 4096})
-	q := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 1000) SELECT x, printf('%0100d', x) FROM c"
-	want, err := r.Query(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Stream(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadAll(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Truncated || got.TruncatedBy != CapBytes || len(got.Rows) != len(want.Rows) {
-		t.Fatalf("ReadAll: %d rows truncated %v by %q; Query: %d rows", len(got.Rows), got.Truncated, got.TruncatedBy, len(want.Rows))
-	}
-}
