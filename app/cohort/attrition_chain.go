@@ -271,9 +271,6 @@ func humanName(name string) string {
 	return strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == ' ' }), " ")
 }
 
-// Len returns the number of steps, base population included.
-func (c *Chain) Len() int { return len(c.steps) }
-
 // Steps describes the steps in order.
 func (c *Chain) Steps() []ChainStep {
 	out := make([]ChainStep, len(c.steps))
