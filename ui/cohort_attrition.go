@@ -159,13 +159,6 @@ func (x *cohortAttrition) off() []int {
 	return out
 }
 
-// SetStep switches criterion n (from 1) on or off, as its check does.
-func (x *cohortAttrition) SetStep(n int, on bool) {
-	if n >= 1 && n <= len(x.checks) {
-		x.checks[n-1].SetChecked(on)
-	}
-}
-
 // recount counts the patients again with the criteria that are off, off
 // the UI goroutine, with progress and Cancel; a newer count or answer
 // drops this one's result.

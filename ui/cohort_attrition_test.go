@@ -110,7 +110,7 @@ func TestCohortScreenAttrition(t *testing.T) {
 		if len(x.funnel.Objects) != 6 { // the heading and one row per step
 			t.Errorf("funnel objects %d", len(x.funnel.Objects))
 		}
-		x.SetStep(2, false) // aged 65 or more
+		test.Tap(x.checks[1]) // criterion 2, aged 65 or more: off
 	})
 	waitUntil(t, "the counts without the age criterion", func() bool {
 		return len(x.rows) == 5 && x.rows[2][2] == "switched off" && x.busyRow.Hidden
@@ -129,7 +129,7 @@ func TestCohortScreenAttrition(t *testing.T) {
 	if n := len(srv.ChatRequests()); n != requests {
 		t.Errorf("switching a criterion off sent %d model requests", n-requests)
 	}
-	onUI(t, func(t testing.TB) { x.SetStep(2, true) })
+	onUI(t, func(t testing.TB) { test.Tap(x.checks[1]) }) // criterion 2 on again
 	waitUntil(t, "the counts with every criterion again", func() bool {
 		return len(x.rows) == 5 && x.rows[2][2] == want[2] && x.busyRow.Hidden
 	})

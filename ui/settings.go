@@ -386,9 +386,6 @@ func NewHostStatusBar(settings app.SettingsService) *HostStatusBar {
 // Content returns the status bar's object.
 func (b *HostStatusBar) Content() fyne.CanvasObject { return b.label }
 
-// Text returns what the status bar shows ("" when hidden).
-func (b *HostStatusBar) Text() string { return b.label.Text }
-
 // Refresh shows the model server's current state (on the UI goroutine).
 func (b *HostStatusBar) Refresh() { setDanger(b.label, b.settings.HostState().StatusText()) }
 

@@ -53,8 +53,8 @@ func TestSettingsPlainHTTPHostWarnings(t *testing.T) {
 		if !s.hostWarning.Visible() || !strings.Contains(s.hostWarning.Text, "Model calls are refused: the model server "+host) {
 			t.Errorf("warning %q (visible %v)", s.hostWarning.Text, s.hostWarning.Visible())
 		}
-		if !strings.Contains(bar.Text(), "refused") || !bar.Content().Visible() {
-			t.Errorf("status bar %q", bar.Text())
+		if !strings.Contains(bar.label.Text, "refused") || !bar.Content().Visible() {
+			t.Errorf("status bar %q", bar.label.Text)
 		}
 		if s.allowWarning.Visible() || s.sendRows.Checked {
 			t.Error("caution shown or rows on before anything was chosen")
@@ -70,7 +70,7 @@ func TestSettingsPlainHTTPHostWarnings(t *testing.T) {
 		if !strings.Contains(s.connState.Text, "Connection: plain http allowed") {
 			t.Errorf("state %q", s.connState.Text)
 		}
-		for name, text := range map[string]string{"Settings": s.hostWarning.Text, "status bar": bar.Text()} {
+		for name, text := range map[string]string{"Settings": s.hostWarning.Text, "status bar": bar.label.Text} {
 			if !strings.Contains(text, "Unencrypted model server") || !strings.Contains(text, host) {
 				t.Errorf("%s warning %q", name, text)
 			}
@@ -86,8 +86,8 @@ func TestSettingsPlainHTTPHostWarnings(t *testing.T) {
 	// The main window opened on this workspace shows it in its status bar.
 	mw := newTestMainWindow(t, ws)
 	onUI(t, func(t testing.TB) {
-		if !strings.Contains(mw.HostBar.Text(), "Unencrypted model server") {
-			t.Errorf("main window status bar %q", mw.HostBar.Text())
+		if !strings.Contains(mw.HostBar.label.Text, "Unencrypted model server") {
+			t.Errorf("main window status bar %q", mw.HostBar.label.Text)
 		}
 	})
 }
@@ -119,7 +119,7 @@ func TestSettingsSiteCAAndToken(t *testing.T) {
 	onUI(t, func(t testing.TB) {
 		bar = NewHostStatusBar(ws.Settings())
 		if !strings.Contains(s.connState.Text, "Connection: https verified · Access token: none") || s.hostWarning.Visible() || bar.Content().Visible() {
-			t.Errorf("state %q, warning %q, bar %q", s.connState.Text, s.hostWarning.Text, bar.Text())
+			t.Errorf("state %q, warning %q, bar %q", s.connState.Text, s.hostWarning.Text, bar.label.Text)
 		}
 		s.Check()
 	})
@@ -148,7 +148,7 @@ func TestSettingsSiteCAAndToken(t *testing.T) {
 			t.Errorf("state %q, want prefix %q", s.connState.Text, want)
 		}
 		if s.hostWarning.Visible() || bar.Content().Visible() {
-			t.Errorf("a warning for https: %q / %q", s.hostWarning.Text, bar.Text())
+			t.Errorf("a warning for https: %q / %q", s.hostWarning.Text, bar.label.Text)
 		}
 		if s.tokenFile.Text != private || s.caFile.Text != ca {
 			t.Errorf("fields: %q %q", s.tokenFile.Text, s.caFile.Text)
