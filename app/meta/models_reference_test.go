@@ -92,7 +92,7 @@ func compareModels(t *testing.T, file string, studiesOf func(string) []Study, wa
 	for k := range agree {
 		keys = append(keys, k)
 	}
-	for _, m := range Methods() {
+	for _, m := range allMethods() {
 		for _, k := range []string{string(m), string(m) + "+HK"} {
 			if a, ok := agree[k]; ok {
 				a.report(t, k)

@@ -27,7 +27,7 @@ func TestRunNeverPanics(t *testing.T) {
 			st[i] = Study{Label: "S" + itoa(i+1), Kind: Binary, AI: a, N1I: n1, CI: c, N2I: n2,
 				Covariates: map[string]string{"g": []string{"a", "b"}[rng.IntN(2)], "x": itoa(1 + rng.IntN(3)*(trial%3))}}
 		}
-		for _, m := range Methods() {
+		for _, m := range allMethods() {
 			for _, test := range []Test{TestZ, TestKnHa} {
 				for _, measure := range []Measure{OR, RR, RD} {
 					o := Options{Measure: measure, Method: m, Test: test}

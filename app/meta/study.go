@@ -325,10 +325,6 @@ const (
 	PETO Method = "PETO"
 )
 
-// Methods lists every pooling method in the order they are offered: the
-// common-effect ones, then the estimators of τ².
-func Methods() []Method { return []Method{EE, MH, PETO, DL, REML, ML, HE, HS, SJ, PM, EB} }
-
 // IsRandom reports whether the method estimates τ² (DL, REML, ML, HE, HS,
 // SJ, PM, EB).
 func (m Method) IsRandom() bool {
