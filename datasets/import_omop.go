@@ -56,16 +56,6 @@ func omopTable(name string) (*omopTableSpec, bool) {
 	return nil, false
 }
 
-// OMOPTableNames returns the tables of the OMOP CDM 5.4, in the order of the
-// official DDL.
-func OMOPTableNames() []string {
-	out := make([]string, len(omopCDM54Tables))
-	for i, t := range omopCDM54Tables {
-		out[i] = t.name
-	}
-	return out
-}
-
 // omopIndexColumns returns the columns the importer indexes in a CDM table:
 // person_id, every *_concept_id, the concept keys of the vocabulary tables,
 // and the event dates (*_date, except end dates and vocabulary validity).

@@ -266,15 +266,6 @@ func RenderGo(spec *Spec) ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
-// TableNames returns the table names in DDL order.
-func (s *Spec) TableNames() []string {
-	out := make([]string, len(s.Tables))
-	for i, t := range s.Tables {
-		out[i] = t.Name
-	}
-	return out
-}
-
 // The generated files, relative to the datasets package folder.
 const (
 	GoFile      = "omop_cdm54_gen.go"
