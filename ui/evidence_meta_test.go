@@ -28,7 +28,7 @@ func TestEvidenceScreenMetaMethods(t *testing.T) {
 		if got := s.project().Meta.Measure; got != "OR" {
 			t.Fatalf("measure %q, want OR", got)
 		}
-		if !slices.Equal(mv.methods, meta.MethodsFor(meta.OR)) || len(mv.methodSel.Options) != len(meta.Methods()) {
+		if !slices.Equal(mv.methods, meta.MethodsFor(meta.OR)) || len(mv.methodSel.Options) != len(mv.methods) {
 			t.Fatalf("methods offered for OR %v (%d options), want %v", mv.methods, len(mv.methodSel.Options), meta.MethodsFor(meta.OR))
 		}
 		if mv.methodSel.Selected != modelChoice(meta.REML) {
