@@ -250,9 +250,13 @@ func (ws *Workspace) openSession(ctx context.Context, p *evidence.Project) (*evi
 	if strings.TrimSpace(p.Source) == "" {
 		return nil, fmt.Errorf("the review %s has no literature source: choose one", p.Name)
 	}
-	path, err := ws.ResolveDB(p.Source)
+	src, err := ws.ResolveExisting(p.Source)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("opening the literature of review %s: %w", p.Name, err)
+	}
+	path, err := ws.file(src)
+	if err != nil {
+		return nil, fmt.Errorf("opening the literature of review %s: %w", p.Name, err)
 	}
 	db, err := datasets.OpenReadOnly(ctx, path)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,7 +62,57 @@ func (ws *Workspace) Resolve(nameOrPath string) (Source, error) {
 	return Source{Path: abs}, nil
 }
 
-// ResolveDB is Resolve for callers that need only the database file.
+// UnknownSourceError is returned when what a person named to read from is
+// neither a registered data source nor an existing database file. Its
+// message names the registered sources; front ends add how to register
+// one.
+type UnknownSourceError struct {
+	// Name is what was named; Path the file it would be.
+	Name, Path string
+	// Known names the registered data sources.
+	Known []string
+}
+
+// Error names the data sources there are, in words the GUI can show.
+func (e *UnknownSourceError) Error() string {
+	msg := fmt.Sprintf("there is no data source named %q and no database file %s", e.Name, e.Path)
+	if strings.ContainsAny(e.Name, `/\`) {
+		msg = "there is no database file " + e.Path
+	}
+	if len(e.Known) == 0 {
+		return msg + "; no data source is registered yet"
+	}
+	return msg + "; the data sources are: " + strings.Join(e.Known, ", ")
+}
+
+// ResolveExisting is Resolve for what is read, not created: a name that is
+// neither a registered source nor an existing database file is an
+// *UnknownSourceError, and a registered source whose file is gone says so
+// (datasets.ErrNoDatabase). PostgreSQL sources are returned as they are.
+func (ws *Workspace) ResolveExisting(nameOrPath string) (Source, error) {
+	src, err := ws.Resolve(nameOrPath)
+	if err != nil || src.Kind == SourcePostgres {
+		return src, err
+	}
+	_, err = os.Stat(src.Path)
+	switch {
+	case err == nil:
+		return src, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return Source{}, fmt.Errorf("the database file %s: %w", src.Path, err)
+	case src.Name != "":
+		return Source{}, fmt.Errorf("the database file of the data source %q is gone (%s): %w", src.Name, src.Path, datasets.ErrNoDatabase)
+	}
+	var known []string
+	for _, s := range ws.Config().Sources {
+		known = append(known, s.Name)
+	}
+	return Source{}, &UnknownSourceError{Name: nameOrPath, Path: src.Path, Known: known}
+}
+
+// ResolveDB is Resolve for callers that need only the database file (a
+// file named need not exist: an import creates it). Prefer Resolve, or
+// ResolveExisting for reading, and hand the Source on.
 func (ws *Workspace) ResolveDB(nameOrPath string) (string, error) {
 	s, err := ws.Resolve(nameOrPath)
 	if err != nil {

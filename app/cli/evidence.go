@@ -24,6 +24,7 @@ func newEvidenceCmd(f *Factory) *cobra.Command {
 	}
 	cmd.AddCommand(newEvidenceImportCmd(f), newEvidenceSearchCmd(f), newEvidenceScreenCmd(f), newEvidenceExtractCmd(f))
 	cmd.AddCommand(newEvidenceTeamCmds(f)...) // saved reviews: reviewers, decisions, conflicts, prisma (evidence_team.go)
+	cmd.AddCommand(newEvidenceDecideCmd(f))   // saved reviews: screening decisions (evidence_decide.go)
 	return cmd
 }
 
@@ -71,10 +72,11 @@ extraction steps cite; importing a full text again replaces its chunks.
 			if err != nil {
 				return err
 			}
-			path, err := ws.ResolveDB(db)
+			src, err := ws.Resolve(db) // created when missing
 			if err != nil {
 				return err
 			}
+			path := src.Path
 			pp := newProgressPrinter(f.Err)
 			n, err := ws.ImportLiterature(cmd.Context(), path, args, evidence.ImportOptions{Format: fmtOpt, Record: record, Progress: pp.Report},
 				func(res evidence.ImportResult) {
@@ -146,16 +148,18 @@ type searchJSON struct {
 	// Duplicates is the number of matches removed as duplicates.
 	Duplicates int             `json:"duplicates,omitempty"`
 	Hits       []searchHitJSON `json:"hits"`
+	// Project is the saved review searched (--project), nil for none.
+	Project *projectJSON `json:"project,omitempty"`
 }
 
 func newEvidenceSearchCmd(f *Factory) *cobra.Command {
 	var (
-		db, picoPath, query string
-		limit               int
-		noLLM, asJSON       bool
+		db, project, picoPath, query string
+		limit                        int
+		noLLM, asJSON                bool
 	)
 	cmd := &cobra.Command{
-		Use:   "search --db DB [--query \"...\"] [--pico FILE.json] [--limit N] [--no-llm] [--json]",
+		Use:   "search (--db DB | --project NAME) [--query \"...\"] [--pico FILE.json] [--limit N] [--no-llm] [--json]",
 		Short: "Boolean search of the literature corpus, ranked by relevance to a PICO",
 		Long: `Runs a PubMed-style boolean query over the corpus: AND, OR, NOT (applied left
 to right, as PubMed does; group with parentheses), "phrases", field tags
@@ -183,13 +187,16 @@ required.`,
   clinsight evidence search --db literature.sqlite --pico pico.json --query 'ablation AND liver' --limit 50 --json
   clinsight evidence search --db literature.sqlite --pico pico.json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			generate := strings.TrimSpace(query) == ""
 			switch {
+			case project != "":
 			case generate && noLLM:
 				return errors.New("give a boolean query with --query: with --no-llm no model writes one from the PICO")
 			case generate && picoPath == "":
 				return errors.New("give a boolean query with --query, or a PICO file with --pico for the chat model to write the search terms")
+			case strings.TrimSpace(db) == "":
+				return errors.New("name the literature with --db (a data source or a database file), or a saved review with --project NAME")
 			}
 			var pico *evidence.PICO
 			if picoPath != "" {
@@ -200,11 +207,7 @@ required.`,
 				pico = &p
 			}
 			if !generate {
-				if _, err := evidence.ParseQuery(query); err != nil {
-					var qe *evidence.QueryError
-					if errors.As(err, &qe) && !asJSON {
-						fmt.Fprintln(f.Err, qe.Pointer())
-					}
+				if err := checkQuery(f, query, asJSON); err != nil {
 					return err
 				}
 			}
@@ -212,36 +215,70 @@ required.`,
 			if err != nil {
 				return err
 			}
-			if _, err := ws.ResolveDB(db); err != nil {
-				return err
+			var r app.Reviewer
+			var run *projectRun
+			if project != "" {
+				if run, err = openProjectRun(f, ws, project, db, app.ReviewOptions{}); err != nil {
+					return err
+				}
+				defer closeReview(run.r, &err)
+				r = run.r
+				if pico != nil {
+					run.setPICO(*pico, "--pico")
+				}
+				if !generate {
+					run.setQuery(query, "--query")
+				} else if saved := r.Project().Query; strings.TrimSpace(saved) != "" {
+					generate = false
+				} else if noLLM {
+					return fmt.Errorf("review %s has no search query yet: give one with --query (with --no-llm no model writes one from the PICO)", project)
+				}
+				run.from("pico", "query")
+				if !cmd.Flags().Changed("limit") {
+					limit = 0 // as many candidates as the desktop app keeps
+				}
+			} else {
+				src, err := literatureSource(ws, db)
+				if err != nil {
+					return err
+				}
+				var picoQ evidence.PICO
+				if pico != nil {
+					picoQ = *pico
+				}
+				r = ws.Reviews().Scratch(evidence.NewProject("search", sourceRef(src), picoQ), app.ReviewOptions{})
+				if limit <= 0 {
+					limit = evidence.SearchPool
+				}
 			}
-			if limit <= 0 {
-				limit = evidence.SearchPool
-			}
-			var picoQ evidence.PICO
-			if pico != nil {
-				picoQ = *pico
-			}
-			r := ws.Reviews().Scratch(evidence.NewProject("search", db, picoQ), app.ReviewOptions{})
 			var terms *evidence.SearchTerms
 			if generate {
 				if query, terms, err = generateSearchTerms(cmd, f, r, asJSON); err != nil {
-					return corpusHint(err, db)
+					return corpusHint(err, r.Project().Source)
+				}
+				if run != nil {
+					run.inputs["query"] = fromModel
 				}
 			}
-			r.Update(func(p *evidence.Project) { p.Query = query })
+			if run == nil {
+				r.Update(func(p *evidence.Project) { p.Query = query })
+			}
 			res, err := r.Search(cmd.Context(), limit)
 			if err != nil {
-				return corpusHint(err, db)
+				return corpusHint(err, r.Project().Source)
 			}
+			ranked := r.Project().PICO != (evidence.PICO{})
 			out := searchJSON{Terms: terms, Query: res.Query, FTS5: res.FTS5, Total: res.Total, Duplicates: len(res.DuplicateOf), Hits: []searchHitJSON{}}
 			for rank, hit := range res.Hits {
 				hj := searchHitJSON{Rank: rank + 1, ID: hit.ID, PMID: hit.PMID, Title: hit.Title, Year: hit.Year, Journal: hit.Journal, BM25: hit.Score}
-				if pico != nil {
+				if ranked {
 					s := hit.PICOScore
 					hj.PICOScore = &s
 				}
 				out.Hits = append(out.Hits, hj)
+			}
+			if run != nil {
+				out.Project = run.json(true)
 			}
 			if asJSON {
 				enc := json.NewEncoder(f.Out)
@@ -249,17 +286,21 @@ required.`,
 				return enc.Encode(out)
 			}
 			ranking := "FTS5 bm25"
-			if pico != nil {
+			if ranked {
 				ranking = "relevance to the PICO (no model)"
 			}
 			dups := ""
 			if out.Duplicates > 0 {
 				dups = fmt.Sprintf(" (%d duplicates removed)", out.Duplicates)
 			}
-			fmt.Fprintf(f.Out, "%s\n%d records match%s; %d shown, ranked by %s\n\n", out.Query, out.Total, dups, len(out.Hits), ranking)
+			shown := out.Hits
+			if run != nil && !cmd.Flags().Changed("limit") && len(shown) > projectShown {
+				shown = shown[:projectShown]
+			}
+			fmt.Fprintf(f.Out, "%s\n%d records match%s; %d shown, ranked by %s\n\n", out.Query, out.Total, dups, len(shown), ranking)
 			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "#\tPMID\tYear\tTitle")
-			for _, hj := range out.Hits {
+			for _, hj := range shown {
 				year := ""
 				if hj.Year > 0 {
 					year = fmt.Sprint(hj.Year)
@@ -270,17 +311,44 @@ required.`,
 				}
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", hj.Rank, id, year, clipTitle(hj.Title, 100))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if run != nil {
+				if more := len(out.Hits) - len(shown); more > 0 {
+					fmt.Fprintf(f.Out, "… and %d more candidates (--json lists them all)\n", more)
+				}
+				_, err = fmt.Fprintln(f.Out, out.Project.note())
+			}
+			return err
 		},
 	}
-	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus")
+	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus (with --project: the review's own source)")
+	cmd.Flags().StringVar(&project, "project", "", "search for the saved review project NAME: its PICO and query unless --pico or --query override them; the candidates are saved in it")
 	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query")
 	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...}) to rank the matches by")
-	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = the 5,000 best)")
+	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = the 5,000 best; with --project: candidates kept, default as in the desktop app)")
 	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "use no model: --query is then required")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the query, its FTS5 translation, the number of matches and the hits as JSON")
-	_ = cmd.MarkFlagRequired("db")
 	return cmd
+}
+
+// projectShown is how many of a saved review's candidates the text output
+// of "evidence search --project" lists when no --limit is given.
+const projectShown = 20
+
+// checkQuery parses a boolean query given on the command line; a
+// malformed one is reported with a caret under its position (unless the
+// output is JSON).
+func checkQuery(f *Factory, query string, asJSON bool) error {
+	if _, err := evidence.ParseQuery(query); err != nil {
+		var qe *evidence.QueryError
+		if errors.As(err, &qe) && !asJSON {
+			fmt.Fprintln(f.Err, qe.Pointer())
+		}
+		return err
+	}
+	return nil
 }
 
 // generateSearchTerms has the workspace's chat model write the search
@@ -288,7 +356,7 @@ required.`,
 // abstracts from a first search, then the terms) and returns the query
 // with the terms; unless asJSON it prints them, for the user to check and
 // edit.
-func generateSearchTerms(cmd *cobra.Command, f *Factory, r *app.Review, asJSON bool) (string, *evidence.SearchTerms, error) {
+func generateSearchTerms(cmd *cobra.Command, f *Factory, r app.Reviewer, asJSON bool) (string, *evidence.SearchTerms, error) {
 	ws, err := f.Workspace()
 	if err != nil {
 		return "", nil, err
@@ -378,16 +446,18 @@ type screenJSON struct {
 	Model    string               `json:"model"`
 	Criteria []evidence.Criterion `json:"criteria"`
 	Studies  []screenStudyJSON    `json:"studies"`
+	// Project is the saved review screened (--project), nil for none.
+	Project *projectJSON `json:"project,omitempty"`
 }
 
 func newEvidenceScreenCmd(f *Factory) *cobra.Command {
 	var (
-		db, picoPath, query, criteriaPath string
-		limit, concurrency                int
-		asJSON                            bool
+		db, project, picoPath, query, criteriaPath string
+		limit, concurrency                         int
+		asJSON                                     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "screen --db DB --pico FILE.json --query \"...\" [--criteria FILE.json] [--limit N] [--concurrency 4] [--json]",
+		Use:   "screen (--db DB --pico FILE.json --query \"...\" | --project NAME) [--criteria FILE.json] [--limit N] [--concurrency 4] [--json]",
 		Short: "Screen the studies a boolean search finds against eligibility criteria with the chat model",
 		Long: `Runs the boolean query over the corpus and keeps the best --limit studies as
 "evidence search --pico" shows them (duplicates removed, ranked by
@@ -407,17 +477,28 @@ with --criteria).`,
 		Example: `  clinsight evidence screen --db literature.sqlite --pico pico.json --query '(microwave OR radiofrequency) AND ablation' --limit 50
   clinsight evidence screen --db literature.sqlite --pico pico.json --query 'ablation AND liver' --criteria criteria.json --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			if strings.TrimSpace(query) == "" {
-				return errors.New("give the boolean query of the studies to screen with --query")
-			}
 			if concurrency < 1 {
 				return fmt.Errorf("--concurrency must be at least 1, not %d", concurrency)
 			}
-			pico, err := readPICOFile(picoPath)
-			if err != nil {
-				return err
+			if project == "" {
+				switch {
+				case strings.TrimSpace(query) == "":
+					return errors.New("give the boolean query of the studies to screen with --query")
+				case strings.TrimSpace(db) == "":
+					return errors.New("name the literature with --db (a data source or a database file), or a saved review with --project NAME")
+				case picoPath == "":
+					return errors.New("give the review question with --pico FILE.json, or screen a saved review with --project NAME")
+				}
+			}
+			var pico *evidence.PICO
+			if picoPath != "" {
+				p, err := readPICOFile(picoPath)
+				if err != nil {
+					return err
+				}
+				pico = &p
 			}
 			var criteria []evidence.Criterion
 			if criteriaPath != "" {
@@ -429,12 +510,10 @@ with --criteria).`,
 					return fmt.Errorf("%s: %w", criteriaPath, err)
 				}
 			}
-			if _, err := evidence.ParseQuery(query); err != nil {
-				var qe *evidence.QueryError
-				if errors.As(err, &qe) && !asJSON {
-					fmt.Fprintln(f.Err, qe.Pointer())
+			if strings.TrimSpace(query) != "" {
+				if err := checkQuery(f, query, asJSON); err != nil {
+					return err
 				}
-				return err
 			}
 			ws, err := f.Workspace()
 			if err != nil {
@@ -444,22 +523,68 @@ with --criteria).`,
 			if err != nil {
 				return err
 			}
-			if _, err := ws.ResolveDB(db); err != nil {
-				return err
+			var r app.Reviewer
+			var run *projectRun
+			search := true
+			if project != "" {
+				if run, err = openProjectRun(f, ws, project, db, app.ReviewOptions{Concurrency: concurrency}); err != nil {
+					return err
+				}
+				defer closeReview(run.r, &err)
+				r = run.r
+				if pico != nil {
+					run.setPICO(*pico, "--pico")
+				}
+				if strings.TrimSpace(query) != "" {
+					run.setQuery(query, "--query")
+				}
+				if criteria != nil {
+					run.setCriteria(criteria, "--criteria")
+				}
+				run.from("pico", "query")
+				p := r.Project()
+				// The saved candidates are screened unless the search's
+				// inputs changed, or the review has not searched yet.
+				search = p.Search == nil || pico != nil || strings.TrimSpace(query) != "" || cmd.Flags().Changed("limit")
+				if search && strings.TrimSpace(p.Query) == "" {
+					return fmt.Errorf("review %s has no search query yet: give one with --query", project)
+				}
+				if !cmd.Flags().Changed("limit") {
+					limit = 0 // as many candidates as the desktop app keeps
+				}
+				if len(p.Criteria) > 0 {
+					criteria = p.Criteria
+					run.from("criteria")
+				}
+			} else {
+				src, err := literatureSource(ws, db)
+				if err != nil {
+					return err
+				}
+				if limit <= 0 {
+					limit = evidence.SearchPool
+				}
+				p := evidence.NewProject("screen", sourceRef(src), *pico)
+				p.Query, p.Criteria = query, criteria
+				r = ws.Reviews().Scratch(p, app.ReviewOptions{Concurrency: concurrency})
 			}
-			if limit <= 0 {
-				limit = evidence.SearchPool
-			}
-			p := evidence.NewProject("screen", db, pico)
-			p.Query, p.Criteria = query, criteria
-			r := ws.Reviews().Scratch(p, app.ReviewOptions{Concurrency: concurrency})
-			res, err := r.Search(ctx, limit)
-			if err != nil {
-				return corpusHint(err, db)
+			var searched string
+			var total int64
+			if search {
+				res, err := r.Search(ctx, limit)
+				if err != nil {
+					return corpusHint(err, r.Project().Source)
+				}
+				searched, total = res.Query, res.Total
+			} else {
+				searched, total = r.Project().Search.Query, r.Project().Search.Total
 			}
 			if criteria == nil {
 				if err := r.SuggestCriteria(ctx); err != nil {
 					return err
+				}
+				if run != nil {
+					run.inputs["criteria"] = fromModel
 				}
 			}
 			var pp *progressPrinter
@@ -478,15 +603,21 @@ with --criteria).`,
 			if err != nil && !errors.As(err, &studyErrs) {
 				return err
 			}
-			p = r.Project()
-			out := screenJSON{Query: res.Query, Total: res.Total, Model: model, Criteria: p.Criteria, Studies: []screenStudyJSON{}}
-			for rank, st := range p.Screening {
-				sj := screenStudyJSON{Rank: rank + 1, ID: st.ID, PMID: p.Studies[st.ID].PMID, Title: st.Title, Verdicts: st.Verdicts, Error: st.Error}
+			p := r.Project()
+			out := screenJSON{Query: searched, Total: total, Model: model, Criteria: p.Criteria, Studies: []screenStudyJSON{}}
+			for _, st := range p.Screening {
+				if !p.IsCandidate(st.ID) {
+					continue // screened for an earlier search of the review
+				}
+				sj := screenStudyJSON{Rank: len(out.Studies) + 1, ID: st.ID, PMID: p.Studies[st.ID].PMID, Title: st.Title, Verdicts: st.Verdicts, Error: st.Error}
 				if st.Error == "" {
 					score := st.Score
 					sj.Score = &score
 				}
 				out.Studies = append(out.Studies, sj)
+			}
+			if run != nil {
+				out.Project = run.json(search)
 			}
 			if err := printScreening(f, out, asJSON); err != nil {
 				return err
@@ -497,15 +628,14 @@ with --criteria).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus")
+	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus (with --project: the review's own source)")
+	cmd.Flags().StringVar(&project, "project", "", "screen the saved review project NAME: its PICO, query, candidates and criteria unless flags override them; the screening is saved in it")
 	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...})")
 	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query selecting the studies to screen")
 	cmd.Flags().StringVar(&criteriaPath, "criteria", "", "eligibility criteria JSON file (default: written by the model from the PICO)")
-	cmd.Flags().IntVar(&limit, "limit", 20, "screen at most this many of the best matches (0 = all)")
+	cmd.Flags().IntVar(&limit, "limit", 20, "screen at most this many of the best matches (0 = all; with --project: candidates kept, default as in the desktop app)")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 4, "model calls in flight at most")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the criteria and the studies with their score and verdicts as JSON")
-	_ = cmd.MarkFlagRequired("db")
-	_ = cmd.MarkFlagRequired("pico")
 	return cmd
 }
 
@@ -548,7 +678,14 @@ func printScreening(f *Factory, out screenJSON, asJSON bool) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", s.Rank, id, score, verdicts, clipTitle(s.Title, 80))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if out.Project != nil {
+		_, err := fmt.Fprintln(f.Out, out.Project.note())
+		return err
+	}
+	return nil
 }
 
 // readPICOFile reads and checks a PICO JSON file (keys P, I, C, O or the

@@ -30,22 +30,7 @@ func newEvidenceTeamCmds(f *Factory) []*cobra.Command {
 
 // openSavedReview opens the saved review project named name.
 func openSavedReview(f *Factory, name string) (app.Reviewer, error) {
-	if strings.TrimSpace(name) == "" {
-		return nil, errors.New("name the saved review project with --project NAME")
-	}
-	ws, err := f.Workspace()
-	if err != nil {
-		return nil, err
-	}
-	r, err := ws.Reviews().Open(name)
-	if err != nil {
-		names, _ := ws.Reviews().Projects()
-		if len(names) > 0 {
-			return nil, fmt.Errorf("%w (saved reviews: %s)", err, strings.Join(names, ", "))
-		}
-		return nil, err
-	}
-	return r, nil
+	return openSavedReviewWith(f, name, app.ReviewOptions{}) // evidence_project.go
 }
 
 // closeReview saves and closes a review, keeping the first error.
