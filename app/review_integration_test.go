@@ -124,7 +124,7 @@ func TestIntegrationEvidenceWorkflowTinyModel(t *testing.T) {
 	p.Fields = []evidence.FieldSpec{{Name: "sample size", Description: "number of patients enrolled"}}
 	p.Result = evidence.ResultSpec{Outcome: "local tumor progression", Cohort: "microwave ablation (treatment) vs radiofrequency ablation (control)", Measure: evidence.TwoGroups}
 	_ = step("extract fields", func(c context.Context) error { return s.ExtractFields(c, nil) })
-	_ = step("extract results", func(c context.Context) error { return s.ExtractResults(c, nil) })
+	_ = step("extract results", func(c context.Context) error { return s.ExtractResults(c, 0, nil) })
 
 	studies, res, metaErr := p.Analyze()
 	if metaErr != nil {

@@ -197,7 +197,7 @@ func (r *fakeReview) Screen(ctx context.Context, _ func(done, total int)) error 
 func (r *fakeReview) ExtractFields(ctx context.Context, _ func(done, total int)) error {
 	return r.run(ctx)
 }
-func (r *fakeReview) ExtractResults(ctx context.Context, _ func(done, total int)) error {
+func (r *fakeReview) ExtractResults(ctx context.Context, _ int, _ func(done, total int)) error {
 	return r.run(ctx)
 }
 func (r *fakeReview) StudyText(_ context.Context, id string) (evidence.StudyText, error) {
@@ -217,7 +217,7 @@ func (r *fakeReview) CachedText(id string) (evidence.StudyText, bool) {
 	t, ok := r.texts[id]
 	return t, ok
 }
-func (r *fakeReview) Analyze() (meta.Result, error) {
+func (r *fakeReview) Analyze(int) (meta.Result, error) {
 	return meta.Result{}, errors.New("the fake analyses nothing")
 }
 func (r *fakeReview) ExportWorkbook(context.Context, string, export.Provenance) error {
@@ -363,4 +363,31 @@ func TestEvidenceScreenShowsSaveFailures(t *testing.T) {
 	if got := r.Project().PICO.Outcome; got != "mortality" {
 		t.Errorf("outcome %q", got)
 	}
+}
+
+// The outcomes' edits (app.ReviewOutcomes), by the project's rules.
+func (r *fakeReview) AddOutcome(spec evidence.ResultSpec) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.p.AddOutcome(spec)
+}
+func (r *fakeReview) RemoveOutcome(i int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.p.RemoveOutcome(i)
+}
+func (r *fakeReview) SetArms(i int, id string, c evidence.ArmChoice) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.p.SetArms(i, id, c)
+}
+func (r *fakeReview) ClearArms(i int, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.p.ClearArms(i, id)
+}
+func (r *fakeReview) EditOutcomeGroup(i int, id string, group int, role string, values []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.p.EditGroupFor(i, id, group, role, values, nil)
 }

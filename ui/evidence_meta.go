@@ -141,7 +141,7 @@ func (v *metaView) RunMeta() {
 	v.runBtn.Disable()
 	v.status.SetText("Analysing…")
 	go func() {
-		res, err := r.Analyze()
+		res, err := r.Analyze(0)
 		var img image.Image
 		if err == nil {
 			var buf bytes.Buffer

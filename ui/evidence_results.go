@@ -335,6 +335,6 @@ func (v *resultsView) EditGroup(id string, group int, role string, values []stri
 // ExtractResults extracts the result of every included study.
 func (v *resultsView) ExtractResults() {
 	v.s.runStep("Extracting results", func(ctx context.Context, r app.Reviewer, report progress.Func) error {
-		return r.ExtractResults(ctx, stepProgress(report, "Extracted the results of"))
+		return r.ExtractResults(ctx, 0, stepProgress(report, "Extracted the results of"))
 	}, nil)
 }

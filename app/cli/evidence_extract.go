@@ -148,7 +148,7 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 				}
 			}
 			if out.Result != nil {
-				err = r.ExtractResults(ctx, report)
+				err = r.ExtractResults(ctx, 0, report)
 			} else {
 				err = r.ExtractFields(ctx, report)
 			}
@@ -164,7 +164,7 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 			if runMetaAnalysis {
 				if rows, _ := r.Project().StandardTable(); len(rows) == 0 {
 					metaNote = "no study has a complete row: nothing to pool"
-				} else if res, err := r.Analyze(); err != nil {
+				} else if res, err := r.Analyze(0); err != nil {
 					metaNote = "the meta-analysis failed: " + meta.ErrorMessage(err)
 				} else {
 					out.Meta = &res

@@ -15,9 +15,10 @@ import (
 )
 
 // ProjectVersion is the newest version of the saved project format. Version
-// 2 adds named reviewers and the full-text stage; a project that uses
-// neither is saved as version 1, which older versions of Clinsight read.
-const ProjectVersion = 2
+// 2 adds named reviewers and the full-text stage, version 3 several
+// outcomes and arm choices (outcomes.go); a project that uses none of them
+// is saved as version 1, which older versions of Clinsight read.
+const ProjectVersion = 3
 
 // Steps of a review project, in order.
 const (
@@ -53,9 +54,15 @@ func (p *Project) NextStep() string {
 			return StepExtract
 		}
 	}
-	for _, id := range included {
-		if _, ok := p.Results[id]; !ok {
-			return StepResults
+	for i := range p.NumOutcomes() {
+		o := p.OutcomeAt(i)
+		if i > 0 && o.Result.Validate() != nil {
+			continue
+		}
+		for _, id := range included {
+			if _, ok := o.Results[id]; !ok {
+				return StepResults
+			}
 		}
 	}
 	return StepMeta
@@ -114,16 +121,13 @@ type Project struct {
 	// (keeping edited values).
 	ExtractedWith map[string]string `json:"extracted_with,omitempty"`
 
-	// Result says which result to extract.
-	Result ResultSpec `json:"result"`
-	// Results are the extracted results by record ID.
-	Results map[string]ResultExtraction `json:"results"`
-	// ResultsWith records, by record ID, a fingerprint of the Result spec a
-	// study's result was extracted with (see ExtractedWith).
-	ResultsWith map[string]string `json:"results_with,omitempty"`
+	// Outcome is the review's first outcome: the result to extract (Result),
+	// the results extracted (Results, ResultsWith), the arm choices and the
+	// meta-analysis settings (Meta), saved at the top level as before
+	// several outcomes existed. OtherOutcomes are the others (outcomes.go).
+	Outcome
+	OtherOutcomes []Outcome `json:"other_outcomes,omitempty"`
 
-	// Meta are the meta-analysis settings.
-	Meta MetaSettings `json:"meta"`
 	// Stopping is the stopping rule of the screening and the recall
 	// test's sample (stopping_project.go).
 	Stopping Stopping `json:"stopping"`
@@ -222,7 +226,7 @@ func NewProject(name, source string, p PICO) *Project {
 		Studies:     map[string]StudyInfo{},
 		Decisions:   map[string]Decision{},
 		Extractions: map[string][]FieldValue{},
-		Results:     map[string]ResultExtraction{},
+		Outcome:     Outcome{Results: map[string]ResultExtraction{}},
 	}
 }
 
@@ -274,6 +278,9 @@ func (p *Project) Validate() error {
 		}
 	}
 	if err := p.validateFullText(); err != nil {
+		return err
+	}
+	if err := p.validateOutcomes(); err != nil {
 		return err
 	}
 	return p.validateReviewers()
@@ -590,51 +597,23 @@ func (p *Project) PRISMA() PRISMACounts {
 	return c
 }
 
-// StandardTable standardizes the extracted results of the included
-// studies (see Standardize) for the meta-analysis, in the order of
-// Included. A study without a result, whose result was extracted for
-// another Result spec (ResultsWith; a correction by the user counts for
-// the spec it was made under, see CorrectResult), or whose result cannot be
-// standardized, is left out and named in problems. Labels that would repeat get a, b, ... ("Smith 2019a").
+// StandardTable standardizes the extracted results of the first outcome
+// for the included studies (see StandardizeArms) for the meta-analysis, in
+// the order of Included. A study without a result, whose result was
+// extracted for another Result spec (ResultsWith; a correction by the user
+// counts for the spec it was made under, see CorrectResult), whose result
+// has more groups than the shape compares and no arm choice (ArmsNeeded),
+// or whose result cannot be standardized, is left out and named in
+// problems. Labels that would repeat get a, b, ... ("Smith 2019a").
+// StandardTableFor does the same for any outcome.
 func (p *Project) StandardTable() (rows []StandardRow, problems []string) {
-	included := p.Included()
-	labels := p.uniqueLabels(included)
-	for _, id := range included {
-		row, err := p.standardRow(id, labels[id])
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %s", labels[id], problemText(err)))
-			continue
-		}
-		rows = append(rows, row)
-	}
-	return rows, problems
+	return p.StandardTableFor(0)
 }
 
-// StandardRow standardizes the result of one study (see StandardTable,
-// whose label it gets when included). On an error the row holds what
-// could be computed.
-func (p *Project) StandardRow(id string) (StandardRow, error) {
-	label, ok := p.uniqueLabels(p.Included())[id]
-	if !ok {
-		label = p.Label(id)
-	}
-	return p.standardRow(id, label)
-}
-
-func (p *Project) standardRow(id, label string) (StandardRow, error) {
-	r, ok := p.Results[id]
-	if !ok {
-		return StandardRow{StudyID: id, Label: label}, errors.New("no result extracted yet")
-	}
-	if with, known := p.ResultsWith[id]; known && specsFingerprint(with) != fingerprint(p.Result) {
-		what := "extracted"
-		if r.Edited {
-			what = "corrected"
-		}
-		return StandardRow{StudyID: id, Label: label}, fmt.Errorf("the result was %s for an earlier outcome, cohort or shape; run Extract results again, or correct it for the current one", what)
-	}
-	return Standardize(r, p.Result, label)
-}
+// StandardRow standardizes the first outcome's result of one study (see
+// StandardTable, whose label it gets when included). On an error the row
+// holds what could be computed.
+func (p *Project) StandardRow(id string) (StandardRow, error) { return p.StandardRowFor(0, id) }
 
 // problemText is a standardization error as a table's problems list says
 // it: a *RowError's problems, else the error.
@@ -644,23 +623,6 @@ func problemText(err error) string {
 		return strings.Join(re.Problems, "; ")
 	}
 	return err.Error()
-}
-
-// CorrectResult stores the user's correction of a study's result: marked
-// Edited (a new extraction keeps it) and recorded as made for the current
-// Result spec, so that a later change of the outcome, cohort or shape
-// makes it stale like an extracted result.
-func (p *Project) CorrectResult(id string, r ResultExtraction) {
-	r.StudyID, r.Edited = id, true
-	if p.Results == nil {
-		p.Results = map[string]ResultExtraction{}
-	}
-	if p.ResultsWith == nil {
-		p.ResultsWith = map[string]string{}
-	}
-	_, text, _ := strings.Cut(p.ResultsWith[id], "@")
-	p.Results[id] = r
-	p.ResultsWith[id] = fingerprint(p.Result) + "@" + text
 }
 
 // UniqueLabels returns the labels of the studies (Label), with a, b, ...
@@ -697,61 +659,14 @@ func suffixLetters(n int) string {
 	return s
 }
 
-// MetaOptions returns the meta-analysis options of the project's Meta
-// settings: the measure (or the default for Result.Measure), the method
-// (REML by default) and Knapp–Hartung inference.
-func (p *Project) MetaOptions() (meta.Options, error) {
-	var opts meta.Options
-	if p.Meta.Measure != "" {
-		m, err := meta.ParseMeasure(p.Meta.Measure)
-		if err != nil {
-			return opts, err
-		}
-		opts.Measure = m
-	} else {
-		if p.Result.Measure == "" {
-			return opts, errors.New("choose the shape of the result to extract (or an effect measure) before the meta-analysis")
-		}
-		opts.Measure = DefaultMeasure(p.Result.Measure)
-	}
-	if p.Meta.Method != "" {
-		m, err := meta.ParseMethod(p.Meta.Method)
-		if err != nil {
-			return opts, err
-		}
-		opts.Method = m
-	}
-	if p.Meta.KnappHartung {
-		opts.Test = meta.TestKnHa
-	}
-	return opts, nil
-}
+// MetaOptions returns the meta-analysis options of the first outcome's
+// Meta settings: the measure (or the default for Result.Measure), the
+// method (REML by default) and Knapp–Hartung inference.
+func (p *Project) MetaOptions() (meta.Options, error) { return p.MetaOptionsFor(0) }
 
-// Analyze runs the meta-analysis of the standardized table (StandardTable;
-// studies it leaves out are not analysed) with the project's Meta
-// settings. It returns the studies analysed with the result.
+// Analyze runs the meta-analysis of the first outcome (AnalyzeOutcome).
 func (p *Project) Analyze() (studies []meta.Study, res meta.Result, err error) {
-	opts, err := p.MetaOptions()
-	if err != nil {
-		return nil, meta.Result{}, fmt.Errorf("evidence: meta-analysis: %w", err)
-	}
-	rows, problems := p.StandardTable()
-	if len(rows) == 0 {
-		msg := "no included study has a standardized result yet"
-		if len(problems) > 0 {
-			msg += ": " + strings.Join(problems, "; ")
-		}
-		return nil, meta.Result{}, errors.New("evidence: meta-analysis: " + msg)
-	}
-	studies = make([]meta.Study, len(rows))
-	for i, r := range rows {
-		studies[i] = r.MetaStudy()
-	}
-	res, err = meta.Analyze(studies, opts)
-	if err != nil {
-		return studies, meta.Result{}, fmt.Errorf("evidence: meta-analysis: %w", err)
-	}
-	return studies, res, nil
+	return p.AnalyzeOutcome(0)
 }
 
 // ParseProject reads a saved review project: a format version this
@@ -786,8 +701,10 @@ func ParseProject(data []byte) (*Project, error) {
 	if p.Extractions == nil {
 		p.Extractions = map[string][]FieldValue{}
 	}
-	if p.Results == nil {
-		p.Results = map[string]ResultExtraction{}
+	for i := range p.NumOutcomes() {
+		if o := p.OutcomeAt(i); o.Results == nil {
+			o.Results = map[string]ResultExtraction{}
+		}
 	}
 	return p, nil
 }

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/clinsight/clinsight/app/meta"
 )
 
 // Clone returns a deep copy of the project (through its saved form), for
@@ -109,10 +107,23 @@ var Roles = []string{"treatment", "control", ""}
 // the user changed keeps the chunks its old value cited and is checked
 // against them in t, the study's text (with t nil it keeps its old flag);
 // an unchanged one keeps its flag. The correction is stored as
-// CorrectResult does.
+// CorrectResult does. It edits the first outcome's result; EditGroupFor
+// edits any outcome's.
 func (p *Project) EditGroup(id string, group int, role string, values []string, t *StudyText) error {
-	old, ok := p.Results[id]
+	return p.EditGroupFor(0, id, group, role, values, t)
+}
+
+// EditGroupFor corrects a study's result for outcome i, as EditGroup does.
+func (p *Project) EditGroupFor(i int, id string, group int, role string, values []string, t *StudyText) error {
+	o, err := p.outcome(i)
+	if err != nil {
+		return err
+	}
+	old, ok := o.Results[id]
 	if !ok {
+		if p.NumOutcomes() > 1 {
+			return fmt.Errorf("no result extracted for %s for %q", p.Label(id), o.Name())
+		}
 		return fmt.Errorf("no result extracted for %s", p.Label(id))
 	}
 	r := cloneResult(old)
@@ -168,7 +179,7 @@ func (p *Project) EditGroup(id string, group int, role string, values []string, 
 			*dst = n
 		}
 	}
-	p.CorrectResult(id, r)
+	o.CorrectResult(id, r)
 	return nil
 }
 
@@ -220,11 +231,20 @@ type ResultRow struct {
 
 // ResultRows returns the rows of the table of extracted results: the
 // groups, then the reported effect, of each included study with a result,
-// in the order of Included.
-func (p *Project) ResultRows() []ResultRow {
+// in the order of Included, for the first outcome (ResultRowsFor: any
+// outcome).
+func (p *Project) ResultRows() []ResultRow { return p.ResultRowsFor(0) }
+
+// ResultRowsFor returns the rows of the table of extracted results of
+// outcome i (nil for an unknown outcome).
+func (p *Project) ResultRowsFor(i int) []ResultRow {
+	o := p.OutcomeAt(i)
+	if o == nil {
+		return nil
+	}
 	var out []ResultRow
 	for _, id := range p.Included() {
-		r, ok := p.Results[id]
+		r, ok := o.Results[id]
 		if !ok {
 			continue
 		}
@@ -253,32 +273,4 @@ func newResultRow(id string, group int, name, role, kind string, edited bool, nu
 	}
 	slices.Sort(row.Sources)
 	return row
-}
-
-// SetResult sets the result to extract. When its shape changes, the
-// meta-analysis measure goes back to the new shape's default, and a
-// pooling method that does not suit it to the default.
-func (p *Project) SetResult(spec ResultSpec) {
-	shapeChanged := spec.Measure != p.Result.Measure
-	p.Result = spec
-	if !shapeChanged {
-		return
-	}
-	p.Meta.Measure = ""
-	if spec.Measure == "" || !slices.Contains(meta.MethodsFor(DefaultMeasure(spec.Measure)), meta.Method(p.Meta.Method)) {
-		p.Meta.Method = ""
-	}
-}
-
-// SetMeta sets the meta-analysis choices: a method that does not pool the
-// measure (meta.MethodsFor) falls back to the default, and Knapp–Hartung
-// inference is off for Mantel–Haenszel and Peto pooling (which have none).
-func (p *Project) SetMeta(m MetaSettings) {
-	if ms := meta.Measure(m.Measure); ms != "" && !slices.Contains(meta.MethodsFor(ms), meta.Method(m.Method)) {
-		m.Method = ""
-	}
-	if m.Method == string(meta.MH) || m.Method == string(meta.PETO) {
-		m.KnappHartung = false
-	}
-	p.Meta = m
 }

@@ -381,21 +381,35 @@ func (a arm) describe() string {
 }
 
 // Standardize computes a study's row of the standardized table from its
-// extracted result, in Go (no model-written code runs):
+// extracted result, in Go (no model-written code runs), without an arm
+// choice: StandardizeArms(r, spec, label, nil).
+func Standardize(r ResultExtraction, spec ResultSpec, label string) (StandardRow, error) {
+	return StandardizeArms(r, spec, label, nil)
+}
+
+// StandardizeArms computes a study's row of the standardized table from
+// its extracted result, in Go (no model-written code runs):
 //   - TwoGroups: events and totals of the treatment and control groups;
 //     events are derived as percent × N, rounded, when only a percentage
 //     is reported (recorded in Derivations);
-//   - SingleArm: events and total of the treatment group (or the first);
+//   - SingleArm: events and total of the group;
 //   - MeansSDs: means, SDs and sizes of the two groups;
 //   - RatioCI: the reported ratio with its CI.
 //
-// The treatment and control groups are the ones with those roles; when a
-// role is missing, the remaining groups are taken in their order, and
-// Derivations say so. Values are validated (N ≥ 1, 0 ≤ events ≤ N, SD > 0
-// with N ≥ 2, 0 < lower < est < upper); problems give a *RowError naming
-// the study, the group and the value, with the row holding what could be
-// computed. label names the study ("" means its ID).
-func Standardize(r ResultExtraction, spec ResultSpec, label string) (StandardRow, error) {
+// A result with more groups than the shape compares (3 or more for two
+// groups and means, 2 or more for a single arm) is standardized only with
+// the user's arm choice: without one it gives a *RowError asking for it,
+// never a row from the first groups. With a choice, its groups are used;
+// several groups on one side are combined (Cochrane Handbook 6.5.2.10:
+// events and N summed; means and SDs by CombineMeans), as Derivations
+// say. Without a choice, a result of two groups takes the groups with the
+// treatment and control roles; when a role is missing, the remaining
+// groups are taken in their order, and Derivations say so. Values are
+// validated (N ≥ 1, 0 ≤ events ≤ N, SD > 0 with N ≥ 2, 0 < lower < est <
+// upper); problems give a *RowError naming the study, the group and the
+// value, with the row holding what could be computed. label names the
+// study ("" means its ID).
+func StandardizeArms(r ResultExtraction, spec ResultSpec, label string, choice *ArmChoice) (StandardRow, error) {
 	if label = cleanSpace(label); label == "" {
 		label = r.StudyID
 	}
@@ -496,43 +510,132 @@ func Standardize(r ResultExtraction, spec ResultSpec, label string) (StandardRow
 		return m, sd
 	}
 
+	// counts returns a side's total and events: its group's, or its
+	// groups' summed.
+	counts := func(groups []*ResultGroup, side, idx string) (n, ev float64) {
+		if len(groups) == 1 {
+			a := arm{groups[0], side}
+			n, ok := size(a, "total"+idx, 1)
+			return n, events(a, "events"+idx, n, ok)
+		}
+		var ns, evs []string
+		for _, g := range groups {
+			a := arm{g, side}
+			key := fmt.Sprintf(" (%s)", g.Name)
+			gn, ok := size(a, "total"+idx+key, 1)
+			gev := events(a, "events"+idx+key, gn, ok)
+			n, ev = n+gn, ev+gev
+			ns, evs = append(ns, fmtNum(gn)), append(evs, fmtNum(gev))
+		}
+		row.Derivations = append(row.Derivations, fmt.Sprintf("%s groups %s combined (Cochrane Handbook 6.5.2.10, events and totals summed): events%s = %s = %s, total%s = %s = %s",
+			side, quotedNames(groups), idx, strings.Join(evs, " + "), fmtNum(ev), idx, strings.Join(ns, " + "), fmtNum(n)))
+		return n, ev
+	}
+	// means returns a side's size, mean and SD: its group's, or its groups'
+	// combined by the Cochrane formula (CombineMeans).
+	means := func(groups []*ResultGroup, side, idx string) (n, m, sd float64) {
+		if len(groups) == 1 {
+			a := arm{groups[0], side}
+			n, _ = size(a, "total"+idx, 2)
+			m, sd = meanSD(a, idx)
+			return n, m, sd
+		}
+		before := len(problems)
+		var ns, ms, sds []float64
+		for _, g := range groups {
+			a := arm{g, side}
+			key := fmt.Sprintf(" (%s)", g.Name)
+			gn, _ := size(a, "total"+idx+key, 2)
+			gm, gsd := meanSD(a, idx+key)
+			ns, ms, sds = append(ns, gn), append(ms, gm), append(sds, gsd)
+		}
+		if len(problems) > before {
+			return 0, 0, 0 // a group's values are missing or impossible
+		}
+		n, m, sd = ns[0], ms[0], sds[0]
+		terms := []string{fmt.Sprintf("%s×%s", fmtNum(ns[0]), fmtNum(ms[0]))}
+		for k := 1; k < len(groups); k++ {
+			n, m, sd = CombineMeans(n, m, sd, ns[k], ms[k], sds[k])
+			terms = append(terms, fmt.Sprintf("%s×%s", fmtNum(ns[k]), fmtNum(ms[k])))
+		}
+		sizes := make([]string, len(ns))
+		for k, v := range ns {
+			sizes[k] = fmtNum(v)
+		}
+		pairwise := ""
+		if len(groups) > 2 {
+			pairwise = ", applied pairwise"
+		}
+		row.Derivations = append(row.Derivations, fmt.Sprintf("%s groups %s combined (Cochrane Handbook Table 6.5.a%s): total%s = %s = %s, mean%s = (%s)/%s = %s, sd%s = %s",
+			side, quotedNames(groups), pairwise, idx, strings.Join(sizes, " + "), fmtNum(n), idx, strings.Join(terms, " + "), fmtNum(n), fmtSig(m), idx, fmtSig(sd)))
+		return n, m, sd
+	}
+	// chosen returns the groups of the user's arm choice, or nil with the
+	// problems when it does not fit the result.
+	chosen := func(need int) (t, c []*ResultGroup) {
+		t, c, probs := resolveArms(r, *choice, need)
+		if len(probs) > 0 {
+			problems = append(problems, probs...)
+			return nil, nil
+		}
+		row.Derivations = append(row.Derivations, "groups chosen by the user: "+choice.String())
+		return t, c
+	}
+
 	switch spec.Measure {
 	case TwoGroups, MeansSDs:
-		t, c, notes := pickArms(r.Groups)
-		row.Derivations = append(row.Derivations, notes...)
-		if t == nil || c == nil {
-			problem("a treatment and a control group are needed, but the study has %d %s", len(r.Groups), pluralWord(len(r.Groups), "group", "groups"))
+		var ts, cs []*ResultGroup
+		switch {
+		case choice != nil:
+			ts, cs = chosen(2)
+		case needsArmChoice(r, spec.Measure):
+			problem("%s", armChoiceNeeded(r))
+		default:
+			t, c, notes := pickArms(r.Groups)
+			row.Derivations = append(row.Derivations, notes...)
+			if t == nil || c == nil {
+				problem("a treatment and a control group are needed, but the study has %d %s", len(r.Groups), pluralWord(len(r.Groups), "group", "groups"))
+				break
+			}
+			ts, cs = []*ResultGroup{t}, []*ResultGroup{c}
+		}
+		if len(ts) == 0 || len(cs) == 0 {
 			break
 		}
-		ta, ca := arm{t, RoleTreatment}, arm{c, RoleControl}
-		if spec.Measure == TwoGroups {
+		switch {
+		case spec.Measure == TwoGroups && len(ts) == 1 && len(cs) == 1:
+			ta, ca := arm{ts[0], RoleTreatment}, arm{cs[0], RoleControl}
 			n1, ok1 := size(ta, "total1", 1)
 			n2, ok2 := size(ca, "total2", 1)
 			row.Total1, row.Total2 = n1, n2
 			row.Events1 = events(ta, "events1", n1, ok1)
 			row.Events2 = events(ca, "events2", n2, ok2)
-		} else {
-			row.Total1, _ = size(ta, "total1", 2)
-			row.Total2, _ = size(ca, "total2", 2)
-			row.Mean1, row.SD1 = meanSD(ta, "1")
-			row.Mean2, row.SD2 = meanSD(ca, "2")
+		case spec.Measure == TwoGroups:
+			row.Total1, row.Events1 = counts(ts, RoleTreatment, "1")
+			row.Total2, row.Events2 = counts(cs, RoleControl, "2")
+		default:
+			row.Total1, row.Mean1, row.SD1 = means(ts, RoleTreatment, "1")
+			row.Total2, row.Mean2, row.SD2 = means(cs, RoleControl, "2")
 		}
 	case SingleArm:
-		g, note := pickSingle(r.Groups)
-		if note != "" {
-			row.Derivations = append(row.Derivations, note)
-		}
-		if g == nil {
+		var gs []*ResultGroup
+		side := RoleTreatment
+		switch {
+		case choice != nil:
+			gs, _ = chosen(1)
+		case needsArmChoice(r, spec.Measure):
+			problem("%s", armChoiceNeeded(r))
+		case len(r.Groups) == 0:
 			problem("the study has no group with the outcome")
-			break
+		default:
+			gs = []*ResultGroup{&r.Groups[0]}
+			if r.Groups[0].Role != RoleTreatment {
+				side = "single"
+			}
 		}
-		a := arm{g, "single"}
-		if g.Role == RoleTreatment {
-			a.side = RoleTreatment
+		if len(gs) > 0 {
+			row.Total1, row.Events1 = counts(gs, side, "1")
 		}
-		n, ok := size(a, "total1", 1)
-		row.Total1 = n
-		row.Events1 = events(a, "events1", n, ok)
 	case RatioCI:
 		ef := r.Effect
 		if ef == nil {
@@ -607,26 +710,17 @@ func pickArms(groups []ResultGroup) (t, c *ResultGroup, notes []string) {
 	return t, c, notes
 }
 
-// pickSingle chooses the group of a single-arm result: the first marked
-// treatment, else the first group; the note says which when there are
-// several.
-func pickSingle(groups []ResultGroup) (*ResultGroup, string) {
-	if len(groups) == 0 {
-		return nil, ""
+// quotedNames names groups for derivations: `"A" + "B"`.
+func quotedNames(groups []*ResultGroup) string {
+	q := make([]string, len(groups))
+	for i, g := range groups {
+		q[i] = strconv.Quote(g.Name)
 	}
-	for i := range groups {
-		if groups[i].Role == RoleTreatment {
-			if len(groups) > 1 {
-				return &groups[i], fmt.Sprintf("the study has %d groups; the treatment group (%q) is used", len(groups), groups[i].Name)
-			}
-			return &groups[i], ""
-		}
-	}
-	if len(groups) > 1 {
-		return &groups[0], fmt.Sprintf("the study has %d groups and none is marked as treatment: the first (%q) is used", len(groups), groups[0].Name)
-	}
-	return &groups[0], ""
+	return strings.Join(q, " + ")
 }
+
+// fmtSig writes a computed number with 6 significant digits.
+func fmtSig(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // pluralWord picks the singular or plural form for n.
 func pluralWord(n int, one, many string) string {

@@ -57,14 +57,19 @@ func TestExtractResultTwoGroups(t *testing.T) {
 		t.Errorf("format %s", f)
 	}
 
-	// Standardized in Go: treatment first whatever the order, the control
-	// events derived from 40% of 75, the unsupported N reported.
-	row, err := Standardize(got, responseSpec, "Lee 2020")
+	// Three groups: never standardized without the user's arm choice.
+	if _, err := Standardize(got, responseSpec, "Lee 2020"); err == nil || !strings.Contains(err.Error(), `the study has 3 groups (RFA, MWA, group 3): choose the groups`) {
+		t.Fatalf("three groups without a choice: %v", err)
+	}
+	// Standardized in Go with the choice: treatment first whatever the
+	// order, the control events derived from 40% of 75, the unsupported N
+	// reported.
+	row, err := StandardizeArms(got, responseSpec, "Lee 2020", &ArmChoice{Treatment: []string{"MWA"}, Control: []string{"RFA"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantRow := StandardRow{StudyID: "pmid:101", Label: "Lee 2020", Measure: TwoGroups, Events1: 36, Total1: 80, Events2: 30, Total2: 75,
-		Derivations: []string{"events2 = 40% of 75 = 30"}, Sources: []int{3, 4}, Unsupported: []string{"total1 80"}}
+		Derivations: []string{`groups chosen by the user: treatment "MWA" vs control "RFA"`, "events2 = 40% of 75 = 30"}, Sources: []int{3, 4}, Unsupported: []string{"total1 80"}}
 	if !reflect.DeepEqual(row, wantRow) {
 		t.Errorf("row\n got %+v\nwant %+v", row, wantRow)
 	}
@@ -194,17 +199,23 @@ func TestStandardizeRolesAndDerivations(t *testing.T) {
 	if row, err := Standardize(r, responseSpec, ""); err != nil || row.Events1 != 4 {
 		t.Errorf("0.7%% of 500: %+v, %v", row, err)
 	}
-	// Only the control marked: the treatment is the first other group.
-	r.Groups = []ResultGroup{{Name: "ctrl", Role: RoleControl, N: resNum(10), Events: resNum(1)}, {Name: "other", N: resNum(20), Events: resNum(2)}, {Name: "third", N: resNum(30), Events: resNum(3)}}
+	// Only the control marked: the treatment is the other group.
+	r.Groups = []ResultGroup{{Name: "ctrl", Role: RoleControl, N: resNum(10), Events: resNum(1)}, {Name: "other", N: resNum(20), Events: resNum(2)}}
 	row, err = Standardize(r, responseSpec, "")
 	if err != nil || row.Total1 != 20 || row.Total2 != 10 || len(row.Derivations) != 1 || !strings.Contains(row.Derivations[0], `group 2 ("other")`) {
 		t.Errorf("control only: %+v, %v", row, err)
 	}
-	// Two treatment groups: the first is used, and said.
+	// Two treatment groups and a control: never the first two silently;
+	// with the user's choice, the two treatments combined (events and
+	// totals summed: 1+2 of 10+20).
 	r.Groups = []ResultGroup{{Name: "T1", Role: RoleTreatment, N: resNum(10), Events: resNum(1)}, {Name: "T2", Role: RoleTreatment, N: resNum(20), Events: resNum(2)}, {Name: "C", Role: RoleControl, N: resNum(30), Events: resNum(3)}}
-	row, err = Standardize(r, responseSpec, "")
-	if err != nil || row.Total1 != 10 || row.Total2 != 30 || fmt.Sprint(row.Derivations) != `[2 groups are marked as treatment; the first ("T1") is used]` {
-		t.Errorf("two treatments: %+v, %v", row, err)
+	if row, err = Standardize(r, responseSpec, ""); err == nil || !strings.Contains(err.Error(), "3 groups (T1, T2, C)") {
+		t.Errorf("two treatments without a choice: %+v, %v", row, err)
+	}
+	row, err = StandardizeArms(r, responseSpec, "", &ArmChoice{Treatment: []string{"T1", "T2"}, Control: []string{"C"}})
+	if err != nil || row.Events1 != 3 || row.Total1 != 30 || row.Events2 != 3 || row.Total2 != 30 ||
+		fmt.Sprint(row.Derivations) != `[groups chosen by the user: treatment "T1" + "T2" (combined) vs control "C" treatment groups "T1" + "T2" combined (Cochrane Handbook 6.5.2.10, events and totals summed): events1 = 1 + 2 = 3, total1 = 10 + 20 = 30]` {
+		t.Errorf("two treatments combined: %+v, %v", row, err)
 	}
 	// Single arm: the treatment group, or the first.
 	r.Groups = []ResultGroup{{Name: "cohort", N: resNum(120, 3), Events: resNum(54, 3)}}
@@ -212,9 +223,13 @@ func TestStandardizeRolesAndDerivations(t *testing.T) {
 	if err != nil || row.Events1 != 54 || row.Total1 != 120 || row.Events2 != 0 || len(row.Derivations) != 0 {
 		t.Errorf("single arm: %+v, %v", row, err)
 	}
+	// A single-arm result of two groups: only with the user's choice.
 	r.Groups = []ResultGroup{{Name: "low dose", N: resNum(10), Events: resNum(1)}, {Name: "high dose", Role: RoleTreatment, N: resNum(12), Events: resNum(6)}}
-	row, err = Standardize(r, ResultSpec{Outcome: "response", Measure: SingleArm}, "")
-	if err != nil || row.Total1 != 12 || !strings.Contains(fmt.Sprint(row.Derivations), `the treatment group ("high dose") is used`) {
+	if row, err = Standardize(r, ResultSpec{Outcome: "response", Measure: SingleArm}, ""); err == nil || !strings.Contains(err.Error(), "2 groups (low dose, high dose)") {
+		t.Errorf("single arm of two without a choice: %+v, %v", row, err)
+	}
+	row, err = StandardizeArms(r, ResultSpec{Outcome: "response", Measure: SingleArm}, "", &ArmChoice{Treatment: []string{"high dose"}})
+	if err != nil || row.Total1 != 12 || row.Events1 != 6 || !strings.Contains(fmt.Sprint(row.Derivations), `groups chosen by the user: treatment "high dose"`) {
 		t.Errorf("single arm of two: %+v, %v", row, err)
 	}
 }

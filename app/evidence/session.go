@@ -525,21 +525,26 @@ func (s *Session) ExtractFields(ctx context.Context, progress func(done, total i
 	})
 }
 
-// ExtractResults extracts the project's Result from every included study
+// ExtractResults extracts outcome i's Result (Project.OutcomeAt; 0 is the
+// first outcome) from every included study
 // (Corpus.StudyText, Extractor.ExtractResult) not extracted yet with the
 // current result spec from its current text, at most Concurrency at a
 // time. A result the user corrected for the current spec is kept and not
 // extracted again; one corrected for an earlier spec (another outcome,
 // cohort or shape) is extracted again and replaced. Failures and cancelling are
 // handled as in ExtractFields.
-func (s *Session) ExtractResults(ctx context.Context, progress func(done, total int)) error {
+func (s *Session) ExtractResults(ctx context.Context, outcome int, progress func(done, total int)) error {
 	end, err := s.begin(true)
 	if err != nil {
 		return err
 	}
 	defer end()
 	p := s.Project
-	spec := p.Result
+	o, err := p.outcome(outcome)
+	if err != nil {
+		return fmt.Errorf("evidence: extracting results: %w", err)
+	}
+	spec := o.Result
 	if err := spec.Validate(); err != nil {
 		return err
 	}
@@ -555,14 +560,14 @@ func (s *Session) ExtractResults(ctx context.Context, progress func(done, total 
 	var todo []string
 	specFP := fingerprint(spec)
 	for _, id := range included {
-		if r, ok := p.Results[id]; ok && r.Edited && specsFingerprint(p.ResultsWith[id]) == specFP {
+		if r, ok := o.Results[id]; ok && r.Edited && specsFingerprint(o.ResultsWith[id]) == specFP {
 			continue // corrected by the user for this spec
 		}
-		if r, ok := p.Results[id]; ok && r.Edited && p.ResultsWith[id] == "" {
+		if r, ok := o.Results[id]; ok && r.Edited && o.ResultsWith[id] == "" {
 			continue // corrected, spec unknown: kept
 		}
 		fp[id] = studyFingerprint(specFP, full[id])
-		if p.ResultsWith[id] != fp[id] {
+		if o.ResultsWith[id] != fp[id] {
 			todo = append(todo, id)
 		}
 	}
@@ -573,18 +578,18 @@ func (s *Session) ExtractResults(ctx context.Context, progress func(done, total 
 	return extractEach(ctx, s, StepResults, todo, progress, func(ctx context.Context, t StudyText) (ResultExtraction, error) {
 		return ex.ExtractResult(ctx, t, spec)
 	}, func(id string, r ResultExtraction) {
-		if p.Results == nil {
-			p.Results = map[string]ResultExtraction{}
+		if o.Results == nil {
+			o.Results = map[string]ResultExtraction{}
 		}
-		if p.ResultsWith == nil {
-			p.ResultsWith = map[string]string{}
+		if o.ResultsWith == nil {
+			o.ResultsWith = map[string]string{}
 		}
 		r.StudyID = id
-		if specsFingerprint(p.ResultsWith[id]) == specFP {
-			r = MergeResult(p.Results[id], r)
+		if specsFingerprint(o.ResultsWith[id]) == specFP {
+			r = MergeResult(o.Results[id], r)
 		} // else a correction made for another spec is replaced
-		p.Results[id] = r
-		p.ResultsWith[id] = fp[id]
+		o.Results[id] = r
+		o.ResultsWith[id] = fp[id]
 	})
 }
 

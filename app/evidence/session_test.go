@@ -348,7 +348,7 @@ func TestSessionReviewSteps(t *testing.T) {
 
 	// Results, standardized and analysed.
 	p.Result = ResultSpec{Outcome: "local tumor progression", Cohort: "microwave ablation (treatment) vs radiofrequency ablation (control)", Measure: TwoGroups}
-	if err := s.ExtractResults(ctx, nil); err != nil {
+	if err := s.ExtractResults(ctx, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	rows, problems := p.StandardTable()
@@ -372,7 +372,7 @@ func TestSessionReviewSteps(t *testing.T) {
 	r.Groups[0].N.Value++
 	p.CorrectResult(included[0], r)
 	calls := m.count("results")
-	if err := s.ExtractResults(ctx, nil); err != nil || m.count("results") != calls || !p.Results[included[0]].Edited {
+	if err := s.ExtractResults(ctx, 0, nil); err != nil || m.count("results") != calls || !p.Results[included[0]].Edited {
 		t.Errorf("corrected result, same spec: %v, %d calls", err, m.count("results")-calls)
 	}
 	// Another cohort definition: every result is stale, the corrected one
@@ -382,7 +382,7 @@ func TestSessionReviewSteps(t *testing.T) {
 		t.Errorf("after a spec change: %d rows, problems %q", len(rows), problems)
 	}
 	calls = m.count("results")
-	if err := s.ExtractResults(ctx, nil); err != nil || m.count("results") != calls+2 || p.Results[included[0]].Edited {
+	if err := s.ExtractResults(ctx, 0, nil); err != nil || m.count("results") != calls+2 || p.Results[included[0]].Edited {
 		t.Errorf("new spec: %v, %d calls, edited %v", err, m.count("results")-calls, p.Results[included[0]].Edited)
 	}
 	if rows, problems := p.StandardTable(); len(rows) != 2 || len(problems) != 0 {
@@ -416,7 +416,7 @@ func TestSessionModelFailureLeavesProjectUnchanged(t *testing.T) {
 		"criteria": func() error { return s.SuggestCriteria(ctx) },
 		"screen":   func() error { return s.Screen(ctx, nil) },
 		"fields":   func() error { return s.ExtractFields(ctx, nil) },
-		"results":  func() error { return s.ExtractResults(ctx, nil) },
+		"results":  func() error { return s.ExtractResults(ctx, 0, nil) },
 	} {
 		err := step()
 		if err == nil || !strings.Contains(err.Error(), "model runner crashed") {
@@ -481,7 +481,7 @@ func TestSessionExtractionStudyFailure(t *testing.T) {
 	failN := strings.TrimPrefix(ids[1], "demo:")
 	m.set(func(m *demoModel) { m.fail = "(synthetic demo record " + failN + ")" })
 	p.Result = ResultSpec{Outcome: "local tumor progression", Cohort: "MWA vs RFA", Measure: TwoGroups}
-	err := s.ExtractResults(ctx, nil)
+	err := s.ExtractResults(ctx, 0, nil)
 	var se *StudyErrors
 	if !errors.As(err, &se) || !slices.Equal(se.IDs, []string{ids[1]}) || !strings.Contains(err.Error(), "1 of 3 studies") ||
 		!strings.Contains(err.Error(), p.Label(ids[1])+": ") {
@@ -493,7 +493,7 @@ func TestSessionExtractionStudyFailure(t *testing.T) {
 	// The next run retries only the failed study.
 	m.set(func(m *demoModel) { m.fail = "" })
 	calls := m.count("results")
-	if err := s.ExtractResults(ctx, nil); err != nil || m.count("results") != calls+1 || len(p.Results) != 3 {
+	if err := s.ExtractResults(ctx, 0, nil); err != nil || m.count("results") != calls+1 || len(p.Results) != 3 {
 		t.Errorf("retry: %v, %d calls, %d results", err, m.count("results")-calls, len(p.Results))
 	}
 	// Nothing included: a clear error.
@@ -636,7 +636,7 @@ func TestSessionExtractsAgainFromANewFullText(t *testing.T) {
 	if err := s.ExtractFields(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ExtractResults(ctx, nil); err != nil {
+	if err := s.ExtractResults(ctx, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	fields, results := m.count("fields"), m.count("results")
@@ -656,7 +656,7 @@ func TestSessionExtractsAgainFromANewFullText(t *testing.T) {
 	if v := p.Extractions[id]; len(v) != 1 || v[0].Value != "77 patients" || v[0].Unsupported {
 		t.Errorf("values %+v", v)
 	}
-	if err := s.ExtractResults(ctx, nil); err != nil || m.count("results") != results+1 {
+	if err := s.ExtractResults(ctx, 0, nil); err != nil || m.count("results") != results+1 {
 		t.Errorf("results after the full text: %v, %d calls", err, m.count("results")-results)
 	}
 	if rows, problems := p.StandardTable(); len(rows) != 1 || rows[0].Events1 != 3 || rows[0].Total2 != 37 || len(problems) != 0 {
