@@ -182,10 +182,19 @@ terms for the condition, the treatment and the outcome, which become the
 boolean query (each role's terms joined by OR, the roles by AND). The terms
 and the query are printed before the results: check them, edit the query and
 run it again with --query. With --no-llm no model is used and --query is
-required.`,
+required.
+
+With --project NAME the search runs on a saved review project (as the
+desktop app saved it; "evidence reviewers|decide|prisma" work on it too):
+its literature source, PICO and query are used unless --pico or --query
+override them (the output says which), as many candidates are kept as the
+desktop app keeps unless --limit is given, and the search, with any
+override, is saved in the review: the desktop app then shows it. A run that
+fails leaves the review as it was.`,
 		Example: `  clinsight evidence search --db literature.sqlite --query '(microwave OR radiofrequency) AND ablation[tiab] AND (hepatocellular OR "liver neoplasms"[mh])'
   clinsight evidence search --db literature.sqlite --pico pico.json --query 'ablation AND liver' --limit 50 --json
-  clinsight evidence search --db literature.sqlite --pico pico.json`,
+  clinsight evidence search --db literature.sqlite --pico pico.json
+  clinsight evidence search --project "MWA vs RFA" --query 'ablation AND (liver OR hepatocellular)' --no-llm`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			generate := strings.TrimSpace(query) == ""
@@ -254,9 +263,10 @@ required.`,
 			var terms *evidence.SearchTerms
 			if generate {
 				if query, terms, err = generateSearchTerms(cmd, f, r, asJSON); err != nil {
-					return corpusHint(err, r.Project().Source)
+					return corpusHint(run.stepFailed(err), r.Project().Source)
 				}
 				if run != nil {
+					run.stepDone()
 					run.inputs["query"] = fromModel
 				}
 			}
@@ -265,7 +275,7 @@ required.`,
 			}
 			res, err := r.Search(cmd.Context(), limit)
 			if err != nil {
-				return corpusHint(err, r.Project().Source)
+				return corpusHint(run.stepFailed(err), r.Project().Source)
 			}
 			ranked := r.Project().PICO != (evidence.PICO{})
 			out := searchJSON{Terms: terms, Query: res.Query, FTS5: res.FTS5, Total: res.Total, Duplicates: len(res.DuplicateOf), Hits: []searchHitJSON{}}
@@ -473,9 +483,19 @@ UNCERTAIN = 0, NO = -1 over the enabled criteria, in [-1, 1].
 The criteria file is a JSON list of texts or of objects {"text", "kind"
 (title|content), "weight" (default 1), "disabled"}. Without --criteria the
 model writes the criteria from the PICO (shown, to be edited and given back
-with --criteria).`,
+with --criteria).
+
+With --project NAME the screening runs on a saved review project: its PICO,
+query, candidates and criteria are used unless --pico, --query or
+--criteria override them (the output says which; the model writes criteria
+only when the review has none). The review's saved candidates are screened
+as they are, unless it has not searched yet or --query, --pico or --limit
+is given, which search again first. Only what is missing is screened
+(candidates not screened yet or that failed; every one when the criteria's
+texts changed), and the screening is saved in the review.`,
 		Example: `  clinsight evidence screen --db literature.sqlite --pico pico.json --query '(microwave OR radiofrequency) AND ablation' --limit 50
-  clinsight evidence screen --db literature.sqlite --pico pico.json --query 'ablation AND liver' --criteria criteria.json --json`,
+  clinsight evidence screen --db literature.sqlite --pico pico.json --query 'ablation AND liver' --criteria criteria.json --json
+  clinsight evidence screen --project "MWA vs RFA"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
@@ -573,16 +593,18 @@ with --criteria).`,
 			if search {
 				res, err := r.Search(ctx, limit)
 				if err != nil {
-					return corpusHint(err, r.Project().Source)
+					return corpusHint(run.stepFailed(err), r.Project().Source)
 				}
+				run.stepDone()
 				searched, total = res.Query, res.Total
 			} else {
 				searched, total = r.Project().Search.Query, r.Project().Search.Total
 			}
 			if criteria == nil {
 				if err := r.SuggestCriteria(ctx); err != nil {
-					return err
+					return run.stepFailed(err)
 				}
+				run.stepDone()
 				if run != nil {
 					run.inputs["criteria"] = fromModel
 				}
@@ -601,7 +623,7 @@ with --criteria).`,
 			}
 			var studyErrs *evidence.StudyErrors
 			if err != nil && !errors.As(err, &studyErrs) {
-				return err
+				return run.stepFailed(err)
 			}
 			p := r.Project()
 			out := screenJSON{Query: searched, Total: total, Model: model, Criteria: p.Criteria, Studies: []screenStudyJSON{}}

@@ -123,17 +123,21 @@ review unchanged.`,
 			if err := r.SetScreener(reviewer); err != nil {
 				return err
 			}
-			if excluding && strings.TrimSpace(exclude) == "" {
-				reasons := p.ExclusionReasonsFor("")
-				if stage == evidence.StageFullText {
-					reasons = p.FullTextReasonsFor()
-				}
-				return fmt.Errorf("give the reason to exclude with --exclude REASON, any text; the usual ones: %s", strings.Join(reasons, "; "))
-			}
 			for i, id := range ids {
 				if ids[i], err = candidateID(p, id); err != nil {
 					return err
 				}
+			}
+			if excluding && strings.TrimSpace(exclude) == "" {
+				one := "" // the reasons offered for one record start with the criteria it does not meet
+				if len(ids) == 1 {
+					one = ids[0]
+				}
+				reasons := p.ExclusionReasonsFor(one)
+				if stage == evidence.StageFullText {
+					reasons = p.FullTextReasonsFor()
+				}
+				return fmt.Errorf("give the reason to exclude with --exclude REASON, any text; the usual ones: %s", strings.Join(reasons, "; "))
 			}
 			out := decideJSON{Project: p.Name, Stage: stage, Reviewer: reviewer, Records: []decisionJSON{}}
 			// Check every record on a copy first, by the review's own rules,

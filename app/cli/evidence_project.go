@@ -50,6 +50,35 @@ type projectRun struct {
 	// inputs says where each input (pico, query, criteria) came from:
 	// fromReview, a flag ("--query"), or fromModel.
 	inputs map[string]string
+	// undo restores the inputs the flags overrode, in reverse order;
+	// ran reports that a step of this run has changed the review.
+	undo []func(p *evidence.Project)
+	ran  bool
+}
+
+// stepDone records that a step of the run changed the review: the
+// overrides stay, whatever happens next.
+func (pr *projectRun) stepDone() {
+	if pr != nil {
+		pr.ran = true
+	}
+}
+
+// stepFailed restores the inputs the flags overrode when the run's first
+// step failed, so that a run that changed nothing leaves the review as it
+// was; it returns err.
+func (pr *projectRun) stepFailed(err error) error {
+	if pr == nil || pr.ran || len(pr.undo) == 0 {
+		return err
+	}
+	undo := pr.undo
+	pr.undo = nil
+	pr.r.Update(func(p *evidence.Project) {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i](p)
+		}
+	})
+	return err
 }
 
 // openProjectRun opens the saved review project named name for a step;
@@ -114,18 +143,24 @@ func sameSource(a, b app.Source) bool {
 
 // setPICO overrides the review's PICO with the one given by flag.
 func (pr *projectRun) setPICO(q evidence.PICO, flag string) {
+	old := pr.r.Project().PICO
+	pr.undo = append(pr.undo, func(p *evidence.Project) { p.PICO = old })
 	pr.r.Update(func(p *evidence.Project) { p.PICO = q })
 	pr.inputs["pico"] = flag
 }
 
 // setQuery overrides the review's query with the one given by flag.
 func (pr *projectRun) setQuery(q, flag string) {
+	old := pr.r.Project().Query
+	pr.undo = append(pr.undo, func(p *evidence.Project) { p.Query = old })
 	pr.r.Update(func(p *evidence.Project) { p.Query = q })
 	pr.inputs["query"] = flag
 }
 
 // setCriteria overrides the review's criteria with those given by flag.
 func (pr *projectRun) setCriteria(c []evidence.Criterion, flag string) {
+	old := slices.Clone(pr.r.Project().Criteria)
+	pr.undo = append(pr.undo, func(p *evidence.Project) { p.Criteria = old })
 	pr.r.Update(func(p *evidence.Project) { p.Criteria = c })
 	pr.inputs["criteria"] = flag
 }

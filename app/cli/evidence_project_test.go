@@ -202,8 +202,12 @@ func TestEvidenceSourcesResolveByOneRule(t *testing.T) {
 	// A review on a source whose file is gone.
 	gone := filepath.Join(t.TempDir(), "gone.sqlite")
 	createReview(t, wsDir, "orphan", gone, hccPICO, func(p *evidence.Project) { p.Query = "ablation" })
-	if _, stderr, code := run(t, wsDir, "evidence", "search", "--project", "orphan", "--no-llm"); code == 0 || !strings.Contains(stderr, "opening the literature of review orphan: there is no database file "+gone) || !strings.Contains(stderr, "the data sources are: lit") {
+	if _, stderr, code := run(t, wsDir, "evidence", "search", "--project", "orphan", "--query", "cancer", "--no-llm"); code == 0 || !strings.Contains(stderr, "opening the literature of review orphan: there is no database file "+gone) || !strings.Contains(stderr, "the data sources are: lit") {
 		t.Errorf("a review whose literature is gone: %d %s", code, stderr)
+	}
+	// The search did not run: the query --query gave is not kept.
+	if p := openedByTheApp(t, wsDir, "orphan"); p.Query != "ablation" {
+		t.Errorf("a failed search saved the query %q", p.Query)
 	}
 }
 
