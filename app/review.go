@@ -73,14 +73,12 @@ type Reviewer interface {
 	SuggestCriteria(ctx context.Context) error
 	Screen(ctx context.Context, progress func(done, total int)) error
 	ExtractFields(ctx context.Context, progress func(done, total int)) error
-	// ExtractResults extracts outcome i's result (0: the first outcome).
-	ExtractResults(ctx context.Context, outcome int, progress func(done, total int)) error
+	ExtractResults(ctx context.Context, progress func(done, total int)) error
 	// StudyText reads a study's text (numbered chunks) from the corpus;
 	// CachedText returns it when it has been read.
 	StudyText(ctx context.Context, id string) (evidence.StudyText, error)
 	CachedText(id string) (evidence.StudyText, bool)
-	// Analyze runs the meta-analysis of outcome i.
-	Analyze(outcome int) (meta.Result, error)
+	Analyze() (meta.Result, error)
 	ExportWorkbook(ctx context.Context, path string, prov export.Provenance) error
 
 	// OnSave sets the function told where saving stands (called on any
@@ -93,8 +91,6 @@ type Reviewer interface {
 	// ReviewTeam: named reviewers, conflicts, the full-text stage
 	// (review_team.go).
 	ReviewTeam
-	// ReviewOutcomes: several outcomes, arm choices (review_outcomes.go).
-	ReviewOutcomes
 }
 
 var (
@@ -428,6 +424,7 @@ func (r *Review) Rank(ctx context.Context) (*evidence.Ranking, error) {
 	ids := p.Candidates()
 	decisions := p.DecisionsOf(r.screener, evidence.StageTitleAbstract) // a reviewer's own: screening stays blind
 	question := p.QuestionText()
+	verdicts, verdictsKey := p.LearnerVerdicts() // the model's verdicts as features
 	var prior []string
 	if len(p.Screening) > 0 {
 		prior = ids // in the model's screening order
@@ -445,17 +442,18 @@ func (r *Review) Rank(ctx context.Context) (*evidence.Ranking, error) {
 		r.rankCancel = nil
 		r.mu.Unlock()
 	}()
-	if r.learner == nil || r.learnQuestion != question || !r.learner.Covers(ids) {
-		if err := r.buildLearner(ctx, p, ids, question); err != nil {
+	if key := question + "\x00" + verdictsKey; r.learner == nil || r.learnQuestion != key || !r.learner.Covers(ids) {
+		if err := r.buildLearner(ctx, p, ids, question, verdicts); err != nil {
 			return nil, err
 		}
+		r.learnQuestion = key
 	}
 	return r.learner.Rank(ctx, decisions, prior, first)
 }
 
 // buildLearner reads the candidates' texts not read yet and builds the
 // learner; called with learnMu held.
-func (r *Review) buildLearner(ctx context.Context, p *evidence.Project, ids []string, question string) error {
+func (r *Review) buildLearner(ctx context.Context, p *evidence.Project, ids []string, question string, verdicts map[string][]evidence.Verdict) error {
 	if len(ids) > maxLearnDocs {
 		return fmt.Errorf("the search found %d candidates, more than the %d the screening can learn from: narrow the search", len(ids), maxLearnDocs)
 	}
@@ -488,13 +486,14 @@ func (r *Review) buildLearner(ctx context.Context, p *evidence.Project, ids []st
 		if !ok {
 			d = evidence.ActiveDoc{Title: p.Studies[id].Title} // gone from the corpus: its title
 		}
+		d.Verdicts = verdicts[id]
 		docs[i] = d
 	}
 	l, err := evidence.NewScreenLearner(ctx, ids, docs, question)
 	if err != nil {
 		return fmt.Errorf("ranking the candidates: %w", err)
 	}
-	r.learner, r.learnQuestion = l, question
+	r.learner = l
 	return nil
 }
 
@@ -555,12 +554,10 @@ func (r *Review) ExtractFields(ctx context.Context, progress func(done, total in
 	return r.extract(ctx, progress, (*evidence.Session).ExtractFields)
 }
 
-// ExtractResults extracts outcome i's result of every included study,
-// then reads their texts.
-func (r *Review) ExtractResults(ctx context.Context, outcome int, progress func(done, total int)) error {
-	return r.extract(ctx, progress, func(s *evidence.Session, ctx context.Context, progress func(done, total int)) error {
-		return s.ExtractResults(ctx, outcome, progress)
-	})
+// ExtractResults extracts the result of every included study, then reads
+// their texts.
+func (r *Review) ExtractResults(ctx context.Context, progress func(done, total int)) error {
+	return r.extract(ctx, progress, (*evidence.Session).ExtractResults)
 }
 
 func (r *Review) extract(ctx context.Context, progress func(done, total int), run func(*evidence.Session, context.Context, func(done, total int)) error) error {
@@ -575,16 +572,16 @@ func (r *Review) extract(ctx context.Context, progress func(done, total int), ru
 	return err
 }
 
-// Analyze runs the meta-analysis of outcome i's standardized table with
-// its settings (evidence.Project.AnalyzeOutcome).
-func (r *Review) Analyze(outcome int) (meta.Result, error) {
+// Analyze runs the meta-analysis of the standardized table with the
+// project's settings (evidence.Project.Analyze).
+func (r *Review) Analyze() (meta.Result, error) {
 	r.mu.Lock()
 	cp, err := r.p.Clone()
 	r.mu.Unlock()
 	if err != nil {
 		return meta.Result{}, err
 	}
-	_, res, err := cp.AnalyzeOutcome(outcome)
+	_, res, err := cp.Analyze()
 	return res, err
 }
 

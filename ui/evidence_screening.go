@@ -50,7 +50,8 @@ type screeningView struct {
 	stopStatus         *widget.Label
 
 	rows      []string // the record IDs of the table, in order
-	selected  string   // the study shown, "" for none
+	screened  screeningIndex
+	selected  string // the study shown, "" for none
 	prismaGen int
 
 	// The active learner's ranking (app.Reviewer.Rank), applied below
@@ -272,6 +273,39 @@ func screenedStudy(p *evidence.Project, id string) *evidence.ScreenedStudy {
 	return nil
 }
 
+// screeningIndex finds a study's screening by its ID for the table's
+// cells: a review may screen up to evidence.MaxCandidates studies, too many
+// to scan for each cell. It is rebuilt when the screening is another slice
+// or an entry moved.
+type screeningIndex struct {
+	first *evidence.ScreenedStudy
+	n     int
+	at    map[string]int
+}
+
+// of returns the screening of a study, nil when it has none.
+func (x *screeningIndex) of(p *evidence.Project, id string) *evidence.ScreenedStudy {
+	if len(p.Screening) == 0 {
+		return nil
+	}
+	for range 2 {
+		if x.first == &p.Screening[0] && x.n == len(p.Screening) {
+			i, ok := x.at[id]
+			if !ok {
+				return nil
+			}
+			if p.Screening[i].ID == id {
+				return &p.Screening[i]
+			}
+		}
+		x.first, x.n, x.at = &p.Screening[0], len(p.Screening), make(map[string]int, len(p.Screening))
+		for i := range p.Screening {
+			x.at[p.Screening[i].ID] = i
+		}
+	}
+	return nil
+}
+
 // verdictMark is a verdict's symbol and colour.
 func verdictMark(v evidence.Verdict) (string, widget.Importance) {
 	switch v {
@@ -292,7 +326,7 @@ func (v *screeningView) cell(row, col int) (string, widget.Importance) {
 		return "", widget.MediumImportance
 	}
 	id := v.rows[row]
-	st := screenedStudy(p, id)
+	st := v.screened.of(p, id)
 	switch col {
 	case 0:
 		return strconv.Itoa(row + 1), widget.MediumImportance

@@ -60,10 +60,10 @@ func newSearchView(s *EvidenceScreen) *searchView {
 	v.queryErr.Hide()
 	limits := make([]string, len(evidence.SearchLimits))
 	for i, n := range evidence.SearchLimits {
-		limits[i] = strconv.Itoa(n)
+		limits[i] = limitLabel(n)
 	}
 	v.limitSel = widget.NewSelect(limits, nil)
-	v.limitSel.SetSelected(strconv.Itoa(evidence.DefaultSearchLimit))
+	v.limitSel.SetSelected(limitLabel(evidence.DefaultSearchLimit))
 	v.searchBtn = widget.NewButtonWithIcon("Search", theme.SearchIcon(), v.Search)
 	v.searchBtn.Importance = widget.HighImportance
 	v.status = widget.NewLabel("")
@@ -82,7 +82,7 @@ func newSearchView(s *EvidenceScreen) *searchView {
 		bold("Query"),
 		v.query,
 		v.queryErr,
-		container.NewHBox(widget.NewLabel("Keep the best"), v.limitSel, v.searchBtn),
+		container.NewHBox(widget.NewLabel("Candidates to screen:"), v.limitSel, v.searchBtn),
 		v.status,
 	)
 	split := container.NewHSplit(container.NewScroll(left),
@@ -103,12 +103,7 @@ func (v *searchView) show(p *evidence.Project) {
 	if p.Search == nil {
 		v.status.SetText("No search run yet.")
 	} else {
-		dups := ""
-		if n := len(p.Search.DuplicateOf); n > 0 {
-			dups = fmt.Sprintf(" (%d duplicates removed)", n)
-		}
-		v.status.SetText(fmt.Sprintf("%d records match%s (searched %s); the best %d by relevance to the question are the candidates for screening.",
-			p.Search.Total, dups, p.Search.At.Local().Format("2 Jan 15:04"), len(p.Search.IDs)))
+		v.status.SetText(searchStatus(p.Search))
 	}
 	v.candidates.Refresh()
 	v.candidates.ScrollToTop()
@@ -190,9 +185,11 @@ func (v *searchView) Search() {
 	if v.showQueryError(p.Query) {
 		return
 	}
-	limit, err := strconv.Atoi(v.limitSel.Selected)
-	if err != nil {
-		limit = evidence.DefaultSearchLimit
+	limit := evidence.DefaultSearchLimit
+	for _, n := range evidence.SearchLimits {
+		if limitLabel(n) == v.limitSel.Selected {
+			limit = n
+		}
 	}
 	source := p.Source
 	v.s.runStep("Searching the literature", func(ctx context.Context, r app.Reviewer, report progress.Func) error {
@@ -227,4 +224,27 @@ func (v *searchView) candidateCell(row, col int) string {
 		return info.Title
 	}
 	return ""
+}
+
+// limitLabel names a search limit in the Search step's choice: every
+// match, or the number of best matches kept.
+func limitLabel(n int) string {
+	if n <= 0 {
+		return "every match"
+	}
+	return strconv.Itoa(n)
+}
+
+// searchStatus says what the last search found and kept.
+func searchStatus(s *evidence.SearchRun) string {
+	at := s.At.Local().Format("2 Jan 15:04")
+	dups := ""
+	if n := len(s.DuplicateOf); n > 0 {
+		dups = fmt.Sprintf(" (%d duplicates removed)", n)
+	}
+	kept := len(s.IDs)
+	if int64(kept+len(s.DuplicateOf)) >= s.Total {
+		return fmt.Sprintf("%d records match%s (searched %s): all %d are candidates for screening, the most relevant to the question first.", s.Total, dups, at, kept)
+	}
+	return fmt.Sprintf("%d records match%s (searched %s); the best %d by relevance to the question are the candidates for screening.", s.Total, dups, at, kept)
 }

@@ -23,6 +23,26 @@ const maxActiveRecords = 500_000
 // ActiveDoc is the text of one candidate record the learner reads.
 type ActiveDoc struct {
 	Title, Abstract, Keywords string
+	// Verdicts are the chat model's verdicts on the review's criteria, in
+	// the criteria's order (ScreenedStudy.Verdicts), nil when the record
+	// was not screened by the model. Each criterion's verdict is one more
+	// feature of the record ("criterion 2: not met"), weighted by TF-IDF
+	// like a term: how much it counts is learned from the reviewer's
+	// decisions with the words' weights, not set by hand.
+	Verdicts []Verdict
+}
+
+// verdictFeature names the feature of criterion i's verdict (i from 0),
+// as the Screen step shows it among a record's top terms.
+func verdictFeature(i int, v Verdict) string {
+	word := "unclear"
+	switch v {
+	case Yes:
+		word = "met"
+	case No:
+		word = "not met"
+	}
+	return fmt.Sprintf("[criterion %d: %s]", i+1, word)
 }
 
 // FeatureOptions sets how records become TF-IDF vectors.
@@ -77,6 +97,9 @@ var activeAnalyzer = textsearch.Analyzer{MinLen: 2, Stop: textsearch.IsStopWord,
 // keyword phrase analysed as text), with bigrams inside each field.
 func docTerms(d ActiveDoc, opt FeatureOptions) []string {
 	var out []string
+	for i, v := range d.Verdicts {
+		out = append(out, verdictFeature(i, v))
+	}
 	bigrams := opt.Bigrams
 	if opt.KeywordPhrases {
 		for _, k := range strings.Split(d.Keywords, ";") {

@@ -2,6 +2,8 @@ package evidence
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,6 +48,35 @@ func (p *Project) QuestionText() string {
 		}
 	}
 	return strings.Join(out, ". ")
+}
+
+// LearnerVerdicts returns the chat model's verdicts that the learner reads
+// as features (ActiveDoc.Verdicts), by record ID: those of the studies
+// screened without error against the current criteria (none when the
+// criteria changed since the screening), with a key that changes when they
+// do, so that the learner is built again.
+func (p *Project) LearnerVerdicts() (map[string][]Verdict, string) {
+	if len(p.Screening) == 0 || p.ScreeningStale() {
+		return nil, ""
+	}
+	out := make(map[string][]Verdict, len(p.Screening))
+	h := sha256.New()
+	for _, st := range p.Screening {
+		if st.Error != "" || len(st.Verdicts) == 0 {
+			continue
+		}
+		out[st.ID] = st.Verdicts
+		h.Write([]byte(st.ID))
+		for _, v := range st.Verdicts {
+			h.Write([]byte{0})
+			h.Write([]byte(v))
+		}
+		h.Write([]byte{1})
+	}
+	if len(out) == 0 {
+		return nil, ""
+	}
+	return out, hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // NewScreenLearner builds the features of the candidates ids (docs[i] is

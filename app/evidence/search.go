@@ -12,6 +12,8 @@ import (
 // Corpus is a literature corpus stored in a SQLite database by Import.
 type Corpus struct {
 	db *sql.DB
+	// maxCandidates replaces MaxCandidates when positive (tests).
+	maxCandidates int
 }
 
 // NewCorpus returns the corpus stored in db (which may be read-only).
@@ -123,24 +125,49 @@ func (c *Corpus) Search(ctx context.Context, query string, limit int) (SearchRes
 	return res, nil
 }
 
-// Records returns the records with the given IDs (unknown IDs are skipped).
+// recordsBatch is how many records Records reads per statement (SQLite
+// allows 32,766 parameters).
+const recordsBatch = 500
+
+// Records returns the records with the given IDs, in their order (unknown
+// IDs are skipped), read a batch at a time.
 func (c *Corpus) Records(ctx context.Context, ids []string) ([]Record, error) {
 	if err := c.check(ctx); err != nil {
 		return nil, err
 	}
-	var out []Record
-	for _, id := range ids {
-		row := c.db.QueryRowContext(ctx, `SELECT id, pmid, title, abstract, sections, mesh, publication_types,
-			journal, year, authors, doi, keywords, source_line, 0 FROM evidence_records WHERE id = ?`, id)
-		var r Record
-		var score float64
-		if err := scanRecord(row, &r, &score); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
-			return nil, err
+	out := make([]Record, 0, len(ids))
+	for from := 0; from < len(ids); from += recordsBatch {
+		batch := ids[from:min(from+recordsBatch, len(ids))]
+		args := make([]any, len(batch))
+		for i, id := range batch {
+			args[i] = id
 		}
-		out = append(out, r)
+		rows, err := c.db.QueryContext(ctx, `SELECT id, pmid, title, abstract, sections, mesh, publication_types,
+			journal, year, authors, doi, keywords, source_line, 0 FROM evidence_records WHERE id IN (?`+
+			strings.Repeat(",?", len(batch)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("evidence: reading records: %w", err)
+		}
+		found := make(map[string]Record, len(batch))
+		for rows.Next() {
+			var r Record
+			var score float64
+			if err := scanRecord(rows, &r, &score); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			found[r.ID] = r
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("evidence: reading records: %w", err)
+		}
+		for _, id := range batch {
+			if r, ok := found[id]; ok {
+				out = append(out, r)
+			}
+		}
 	}
 	return out, nil
 }
