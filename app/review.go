@@ -73,12 +73,14 @@ type Reviewer interface {
 	SuggestCriteria(ctx context.Context) error
 	Screen(ctx context.Context, progress func(done, total int)) error
 	ExtractFields(ctx context.Context, progress func(done, total int)) error
-	ExtractResults(ctx context.Context, progress func(done, total int)) error
+	// ExtractResults extracts outcome i's result (0: the first outcome).
+	ExtractResults(ctx context.Context, outcome int, progress func(done, total int)) error
 	// StudyText reads a study's text (numbered chunks) from the corpus;
 	// CachedText returns it when it has been read.
 	StudyText(ctx context.Context, id string) (evidence.StudyText, error)
 	CachedText(id string) (evidence.StudyText, bool)
-	Analyze() (meta.Result, error)
+	// Analyze runs the meta-analysis of outcome i.
+	Analyze(outcome int) (meta.Result, error)
 	ExportWorkbook(ctx context.Context, path string, prov export.Provenance) error
 
 	// OnSave sets the function told where saving stands (called on any
@@ -91,6 +93,8 @@ type Reviewer interface {
 	// ReviewTeam: named reviewers, conflicts, the full-text stage
 	// (review_team.go).
 	ReviewTeam
+	// ReviewOutcomes: several outcomes, arm choices (review_outcomes.go).
+	ReviewOutcomes
 }
 
 var (
@@ -554,10 +558,12 @@ func (r *Review) ExtractFields(ctx context.Context, progress func(done, total in
 	return r.extract(ctx, progress, (*evidence.Session).ExtractFields)
 }
 
-// ExtractResults extracts the result of every included study, then reads
-// their texts.
-func (r *Review) ExtractResults(ctx context.Context, progress func(done, total int)) error {
-	return r.extract(ctx, progress, (*evidence.Session).ExtractResults)
+// ExtractResults extracts outcome i's result of every included study,
+// then reads their texts.
+func (r *Review) ExtractResults(ctx context.Context, outcome int, progress func(done, total int)) error {
+	return r.extract(ctx, progress, func(s *evidence.Session, ctx context.Context, progress func(done, total int)) error {
+		return s.ExtractResults(ctx, outcome, progress)
+	})
 }
 
 func (r *Review) extract(ctx context.Context, progress func(done, total int), run func(*evidence.Session, context.Context, func(done, total int)) error) error {
@@ -572,16 +578,16 @@ func (r *Review) extract(ctx context.Context, progress func(done, total int), ru
 	return err
 }
 
-// Analyze runs the meta-analysis of the standardized table with the
-// project's settings (evidence.Project.Analyze).
-func (r *Review) Analyze() (meta.Result, error) {
+// Analyze runs the meta-analysis of outcome i's standardized table with
+// its settings (evidence.Project.AnalyzeOutcome).
+func (r *Review) Analyze(outcome int) (meta.Result, error) {
 	r.mu.Lock()
 	cp, err := r.p.Clone()
 	r.mu.Unlock()
 	if err != nil {
 		return meta.Result{}, err
 	}
-	_, res, err := cp.Analyze()
+	_, res, err := cp.AnalyzeOutcome(outcome)
 	return res, err
 }
 
