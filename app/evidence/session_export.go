@@ -60,6 +60,21 @@ func (s *Session) ExportWorkbook(ctx context.Context, path string, prov export.P
 			x.MetaReport, x.MetaPlan = &rep, ReviewMetaPlan()
 		}
 	}
+	for i := 1; i < p.NumOutcomes(); i++ {
+		if x.OtherMeta == nil {
+			x.OtherMeta = map[int]*OutcomeAnalysis{}
+		}
+		if rows, _ := p.StandardTableFor(i); len(rows) == 0 {
+			x.OtherMeta[i] = &OutcomeAnalysis{Error: "no included study has a standardized result"}
+			continue
+		}
+		studies, rep, err := p.AnalyzeReportFor(ctx, i, ReviewMetaPlan())
+		if err != nil {
+			x.OtherMeta[i] = &OutcomeAnalysis{Error: meta.ErrorMessage(err)}
+			continue
+		}
+		x.OtherMeta[i] = &OutcomeAnalysis{Meta: &rep.Result, Studies: studies, Report: &rep, Plan: ReviewMetaPlan()}
+	}
 	if err := ctx.Err(); err != nil {
 		return export.Summary{}, fmt.Errorf("evidence: exporting review %s: %w", p.Name, err)
 	}
@@ -76,16 +91,23 @@ func ReviewMetaPlan() meta.Plan {
 	return meta.Plan{Egger: true, Begg: true, TrimFill: "L0", LeaveOneOut: true, Influence: true, Cumulative: true}
 }
 
-// AnalyzeReport runs the meta-analysis of the standardized table as
-// Analyze does, with the further analyses of plan (meta.Run): an analysis
-// that cannot run with these studies (too few for a test, say) is listed
-// in the report's Problems rather than failing the whole.
+// AnalyzeReport runs the meta-analysis of the first outcome's
+// standardized table as Analyze does, with the further analyses of plan
+// (meta.Run): an analysis that cannot run with these studies (too few for
+// a test, say) is listed in the report's Problems rather than failing the
+// whole.
 func (p *Project) AnalyzeReport(ctx context.Context, plan meta.Plan) ([]meta.Study, meta.Report, error) {
-	studies, _, err := p.Analyze()
+	return p.AnalyzeReportFor(ctx, 0, plan)
+}
+
+// AnalyzeReportFor runs outcome i's meta-analysis with the further
+// analyses of plan, as AnalyzeReport does for the first outcome.
+func (p *Project) AnalyzeReportFor(ctx context.Context, i int, plan meta.Plan) ([]meta.Study, meta.Report, error) {
+	studies, _, err := p.AnalyzeOutcome(i)
 	if err != nil {
 		return studies, meta.Report{}, err
 	}
-	opts, err := p.MetaOptions()
+	opts, err := p.MetaOptionsFor(i)
 	if err != nil {
 		return studies, meta.Report{}, fmt.Errorf("evidence: meta-analysis: %w", err)
 	}

@@ -87,6 +87,10 @@ type ProjectExport struct {
 	// FullTexts are the files the reports' full texts were imported from,
 	// by record ID (the Full-text screening sheet).
 	FullTexts map[string]string
+	// OtherMeta are the meta-analyses of the outcomes after the first, by
+	// outcome index (1, 2, ...; Meta, MetaStudies, MetaReport are the
+	// first outcome's); an outcome without one has no meta-analysis sheets.
+	OtherMeta map[int]*OutcomeAnalysis
 }
 
 // WriteProjectWorkbook writes a review project to the .xlsx workbook at
@@ -100,7 +104,11 @@ type ProjectExport struct {
 // Summary, Small-study effects, Leave-one-out, Cumulative, Influence and
 // their plots); then the forest plot and the PRISMA diagram as pictures, and a
 // Provenance sheet (prov, plus the model, the project and the effect
-// measure and method). progress, when not nil, receives the number of rows
+// measure and method). A review with several outcomes has one such block
+// (Results to Forest plot) per outcome, its sheets named by OutcomeSheet
+// ("O2 Results - pain") and listed on the Outcomes sheet; the Arm choices
+// sheet records the groups chosen for multi-arm studies (outcomeBlocks).
+// progress, when not nil, receives the number of rows
 // written. The file is written atomically: on an error or when ctx is
 // cancelled no file is left behind and an existing file is not touched.
 func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, prov export.Provenance, opts export.Options) (export.Summary, error) {
@@ -108,10 +116,7 @@ func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, pr
 		return export.Summary{}, errors.New("evidence: writing the review workbook: no project to export")
 	}
 	w := &workbookWriter{x: x, p: x.Project}
-	tables := []export.Table{
-		w.searchTable(), w.prismaTable(), w.screeningTable(), w.fieldsTable(),
-		w.resultsTable(), w.standardTable(),
-	}
+	tables := []export.Table{w.searchTable(), w.prismaTable(), w.screeningTable(), w.fieldsTable()}
 	// After the Screening sheet: the full-text stage and the reviewers'
 	// sheets (agreement, conflicts, each reviewer's decisions).
 	extra := w.teamTables()
@@ -122,46 +127,14 @@ func WriteProjectWorkbook(ctx context.Context, path string, x *ProjectExport, pr
 	if w.p.Stopping.inUse() {
 		tables = append(tables[:2:2], append([]export.Table{w.stoppingTable()}, tables[2:]...)...)
 	}
-	if x.Meta != nil {
-		mt, err := w.metaTable()
-		if err != nil {
-			return export.Summary{}, fmt.Errorf("evidence: writing the review workbook: %w", err)
-		}
-		tables = append(tables, mt, w.pooledTable())
+	// Then each outcome's block: results, standardized table, meta-analysis.
+	blocks, err := w.outcomeBlocks()
+	if err != nil {
+		return export.Summary{}, fmt.Errorf("evidence: writing the review workbook: %w", err)
 	}
-	opts.Images = slices.Clone(opts.Images)
-	var notes []export.Entry
-	if x.Meta != nil && x.MetaReport != nil {
-		// The further analyses: their tables, plots (the forest plot has
-		// its own sheet already) and settings.
-		parts := meta.ReportSheets(*x.MetaReport, x.MetaPlan)
-		tables = append(tables, parts.Tables...)
-		for _, im := range parts.Images {
-			if im.Sheet != meta.PlotSheet {
-				opts.Images = append(opts.Images, im)
-			}
-		}
-		for _, kv := range parts.Settings {
-			notes = append(notes, export.Entry{Key: kv[0], Value: kv[1]})
-		}
-	}
-	if x.Meta != nil {
-		forest := x.ForestPNG
-		if len(forest) == 0 {
-			var buf bytes.Buffer
-			if err := meta.WriteForestPlot(&buf, *x.Meta, meta.PlotOptions{}); err != nil {
-				notes = append(notes, export.Entry{Key: "Forest plot", Value: "not drawn: " + err.Error()})
-			} else {
-				forest = buf.Bytes()
-			}
-		}
-		if len(forest) > 0 {
-			opts.Images = append(opts.Images, export.Image{
-				Sheet: ForestSheet, PNG: forest,
-				AltText: fmt.Sprintf("Forest plot: %s, %s, k = %d", x.Meta.Measure.Label(), x.Meta.ModelLabel(), x.Meta.K),
-			})
-		}
-	}
+	tables = append(tables, blocks.tables...)
+	opts.Images = append(slices.Clone(opts.Images), blocks.images...)
+	notes := blocks.notes
 	counts := w.p.PRISMA()
 	diagram := x.PRISMAPNG
 	if len(diagram) == 0 {
@@ -487,12 +460,13 @@ func (w *workbookWriter) fieldsTable() export.Table {
 	return export.Table{Name: FieldsSheet, Columns: cols, Rows: rowSeq(rs)}
 }
 
-func (w *workbookWriter) resultsTable() export.Table {
+// resultsTableFor is the Results sheet of an outcome, named sheet.
+func (w *workbookWriter) resultsTableFor(o *Outcome, sheet string) export.Table {
 	p := w.p
 	cols := []string{"Study", "Study ID", "Group", "Role", "Quantity", "Value", "Cited chunks", "Cited text", "Unsupported", "Edited"}
 	var rs [][]any
-	for _, id := range w.studyOrder(slices.Collect(maps.Keys(p.Results))) {
-		r := p.Results[id]
+	for _, id := range w.studyOrder(slices.Collect(maps.Keys(o.Results))) {
+		r := o.Results[id]
 		label := p.Label(id)
 		add := func(group, role, quantity string, n *Number) {
 			rs = append(rs, []any{label, id, cellOrNil(group), cellOrNil(role), quantity, n.Value,
@@ -523,18 +497,19 @@ func (w *workbookWriter) resultsTable() export.Table {
 			add(group, "", kind+" 95% CI upper", &e.Upper)
 		}
 	}
-	return export.Table{Name: ResultsSheet, Columns: cols, Rows: rowSeq(rs)}
+	return export.Table{Name: sheet, Columns: cols, Rows: rowSeq(rs)}
 }
 
-func (w *workbookWriter) standardTable() export.Table {
+// standardTableFor is the Standardized sheet of outcome i, named sheet.
+func (w *workbookWriter) standardTableFor(i int, sheet string) export.Table {
 	p := w.p
-	vcols := StandardColumns(p.Result.Measure)
+	vcols := StandardColumns(p.OutcomeAt(i).Result.Measure)
 	cols := []string{"Study", "Study ID", "Result shape"}
 	for _, c := range vcols {
 		cols = append(cols, c.Header)
 	}
 	cols = append(cols, "Derivations", "Cited chunks", "Not found in cited text", "Problem")
-	table, problems := p.StandardTable()
+	table, problems := p.StandardTableFor(i)
 	var rs [][]any
 	for _, r := range table {
 		row := []any{r.Label, r.StudyID, string(r.Measure)}
@@ -549,7 +524,7 @@ func (w *workbookWriter) standardTable() export.Table {
 		row[len(row)-1] = pr
 		rs = append(rs, row)
 	}
-	return export.Table{Name: StandardSheet, Columns: cols, Rows: rowSeq(rs)}
+	return export.Table{Name: sheet, Columns: cols, Rows: rowSeq(rs)}
 }
 
 // metaInputs are the input columns of the Meta-analysis sheet for a kind of
@@ -602,9 +577,9 @@ func metaNum(v float64) any {
 	return v
 }
 
-func (w *workbookWriter) metaTable() (export.Table, error) {
-	res := *w.x.Meta
-	studies := w.x.MetaStudies
+// metaTableFor is the Meta-analysis sheet of a result and its input
+// studies, named sheet.
+func metaTableFor(res meta.Result, studies []meta.Study, sheet string) (export.Table, error) {
 	if studies != nil && len(studies) != len(res.Studies) {
 		return export.Table{}, fmt.Errorf("the meta-analysis has %d studies but %d inputs were given", len(res.Studies), len(studies))
 	}
@@ -633,19 +608,20 @@ func (w *workbookWriter) metaTable() (export.Table, error) {
 			metaNum(res.Back(s.CIUB)), metaNum(s.Weight), cellOrNil(s.Note))
 		rs = append(rs, row)
 	}
-	return export.Table{Name: MetaSheet, Columns: cols, Rows: rowSeq(rs)}, nil
+	return export.Table{Name: sheet, Columns: cols, Rows: rowSeq(rs)}, nil
 }
 
-func (w *workbookWriter) pooledTable() export.Table {
+// pooledTableFor is the Pooled result sheet of a result, named sheet.
+func pooledTableFor(res meta.Result, sheet string) export.Table {
 	var rs [][]any
-	for _, s := range w.x.Meta.Statistics() {
+	for _, s := range res.Statistics() {
 		v := s.Value
 		if f, ok := v.(float64); ok {
 			v = metaNum(f)
 		}
 		rs = append(rs, []any{s.Label, v, s.Key})
 	}
-	return export.Table{Name: PooledSheet, Columns: []string{"Statistic", "Value", "metafor name"}, Rows: rowSeq(rs)}
+	return export.Table{Name: sheet, Columns: []string{"Statistic", "Value", "metafor name"}, Rows: rowSeq(rs)}
 }
 
 // provenance completes the caller's provenance with the review's: the data
@@ -667,24 +643,36 @@ func (w *workbookWriter) provenance(prov export.Provenance, notes []export.Entry
 	prov.Add("Review project", p.Name)
 	q := p.PICO
 	prov.Add("Review question (PICO)", fmt.Sprintf("P: %s; I: %s; C: %s; O: %s", q.Population, q.Intervention, q.Comparison, q.Outcome))
-	if p.Result.Outcome != "" {
-		prov.Add("Result extracted", fmt.Sprintf("%s (%s)", p.Result.Outcome, p.Result.Measure.Label()))
-	}
-	if p.Result.Cohort != "" {
-		prov.Add("Groups compared", p.Result.Cohort)
+	if p.NumOutcomes() > 1 {
+		prov.Add("Outcomes", fmt.Sprintf("%d (each with its own sheets and meta-analysis: see the Outcomes sheet and the entries Outcome 1, Outcome 2, ...)", p.NumOutcomes()))
+	} else {
+		if p.Result.Outcome != "" {
+			prov.Add("Result extracted", fmt.Sprintf("%s (%s)", p.Result.Outcome, p.Result.Measure.Label()))
+		}
+		if p.Result.Cohort != "" {
+			prov.Add("Groups compared", p.Result.Cohort)
+		}
 	}
 	w.teamProvenance(&prov)
 	if p.FullTextStage {
 		prov.Add("Screening stages", "title and abstract, then full text")
 	}
 	prov.Add("Studies included", len(p.Included()))
-	if res := x.Meta; res != nil {
+	switch res := x.Meta; {
+	case p.NumOutcomes() > 1: // each outcome's entry (outcomeBlocks)
+		for i := range p.NumOutcomes() {
+			if a := w.analysis(i); a != nil && a.Meta != nil {
+				prov.Add("Meta-analysis reproduces", "R package metafor 3.8-1")
+				break
+			}
+		}
+	case res != nil:
 		prov.Add("Effect measure", fmt.Sprintf("%s (%s)", res.Measure.Label(), res.Measure))
 		prov.Add("Model", res.ModelLabel())
 		prov.Add("Method", string(res.Method))
 		prov.Add("Studies in the meta-analysis (k)", res.K)
 		prov.Add("Meta-analysis reproduces", "R package metafor 3.8-1")
-	} else {
+	default:
 		measure := p.Meta.Measure
 		if measure == "" && p.Result.Measure != "" {
 			measure = string(DefaultMeasure(p.Result.Measure)) + " (default for the result's shape)"
