@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -171,5 +172,27 @@ func TestEvidenceDecideAsNamedReviewers(t *testing.T) {
 	p := r.Project()
 	if a, b := p.DecisionsOf("Ana", evidence.StageTitleAbstract), p.DecisionsOf("Ben", evidence.StageTitleAbstract); len(a) != 2 || len(b) != 2 || b[ids[1]].Include || !a[ids[1]].Include {
 		t.Errorf("the app sees Ana %+v, Ben %+v", a, b)
+	}
+}
+
+// TestReadIDsFile: an --ids-file is read one ID per line (a CSV's, TSV's
+// or semicolon list's first column, quotes and a byte-order mark removed;
+// blank lines, comments and an "id" header skipped), and bounded.
+func TestReadIDsFile(t *testing.T) {
+	ids, err := readIDsFile(writeFile(t, "ids.csv", "\ufeffID;title\n\"pmid:1\";x\n  demo:2\t y \n\n# skipped\n90000003\n"))
+	if err != nil || strings.Join(ids, "|") != "pmid:1|demo:2|90000003" {
+		t.Errorf("ids %q, %v", ids, err)
+	}
+	if _, err := readIDsFile(writeFile(t, "empty.txt", "id\n\n# none\n")); err == nil || !strings.Contains(err.Error(), "lists no record IDs") {
+		t.Errorf("empty: %v", err)
+	}
+	if _, err := readIDsFile(writeFile(t, "big.txt", strings.Repeat("pmid:"+strings.Repeat("9", 194)+"\n", maxIDsFileBytes/200+1))); err == nil || !strings.Contains(err.Error(), "larger than 8 MB") {
+		t.Errorf("too large: %v", err)
+	}
+	if _, err := readIDsFile(writeFile(t, "many.txt", strings.Repeat("x\n", maxIDsPerRun+1))); err == nil || !strings.Contains(err.Error(), "more than 100000 records") {
+		t.Errorf("too many: %v", err)
+	}
+	if _, err := readIDsFile(filepath.Join(t.TempDir(), "missing.txt")); err == nil || !strings.Contains(err.Error(), "reading the records to decide") {
+		t.Errorf("missing: %v", err)
 	}
 }
