@@ -30,8 +30,8 @@ const (
 type decisionJSON struct {
 	ID    string `json:"id"`
 	Study string `json:"study"`
-	// Decision is "include", "exclude" or "undone"; Reason the reason to
-	// exclude.
+	// Decision is "include", "exclude", "not retrieved" or "undone";
+	// Reason the reason to exclude, or why the full text was not retrieved.
 	Decision string `json:"decision"`
 	Reason   string `json:"reason,omitempty"`
 	// Had is the decision replaced or undone ("" for none).
@@ -52,6 +52,8 @@ type decideJSON struct {
 	Included   int `json:"included"`
 	Excluded   int `json:"excluded"`
 	Candidates int `json:"candidates"`
+	// NotRetrieved counts the reports marked not retrieved (full text).
+	NotRetrieved int `json:"not_retrieved,omitempty"`
 	// OpenConflicts counts the stage's open conflicts between reviewers.
 	OpenConflicts int `json:"open_conflicts,omitempty"`
 	// FullTextStageOn reports that this run switched the full-text stage on.
@@ -59,11 +61,11 @@ type decideJSON struct {
 }
 
 func newEvidenceDecideCmd(f *Factory) *cobra.Command {
-	var project, reviewer, stageName, exclude, idsFile string
+	var project, reviewer, stageName, exclude, idsFile, notRetrieved string
 	var ids []string
 	var include, undo, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "decide --project NAME (--id ID... | --ids-file FILE) (--include | --exclude REASON | --undo) [--reviewer NAME] [--stage full-text] [--json]",
+		Use:   "decide --project NAME (--id ID... | --ids-file FILE) (--include | --exclude REASON | --not-retrieved NOTE | --undo) [--reviewer NAME] [--stage full-text] [--json]",
 		Short: "Include or exclude records of a saved review at title and abstract or at full text (the desktop app's Screen step)",
 		Long: `Records a screening decision on candidates of a saved review project, as the
 desktop app's Screen step does: include, exclude for a reason (any text; the
@@ -77,6 +79,8 @@ to the other's, and records they decide differently become conflicts
 
 --stage full-text decides the reports included at title and abstract on
 their full text (switching the review's full-text stage on if it is off).
+--not-retrieved NOTE marks a report whose full text could not be obtained
+(PRISMA counts it as not retrieved); --undo at full text clears the mark.
 
 A record is named by its ID as "evidence search --json" lists it (pmid:…,
 demo:…) or by its PMID. --ids-file reads many: one per line (a CSV's first
@@ -87,16 +91,26 @@ review unchanged.`,
   clinsight evidence decide --project "MWA vs RFA" --id 90000002 --exclude "Wrong population" --reviewer Ana
   clinsight evidence decide --project "MWA vs RFA" --ids-file excluded.txt --exclude "Not a primary study"
   clinsight evidence decide --project "MWA vs RFA" --id pmid:90000001 --stage full-text --exclude "Wrong outcome"
+  clinsight evidence decide --project "MWA vs RFA" --id pmid:90000003 --not-retrieved "no access"
   clinsight evidence decide --project "MWA vs RFA" --id pmid:90000001 --undo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			excluding := cmd.Flags().Changed("exclude")
-			if n := btoi(include) + btoi(excluding) + btoi(undo); n != 1 {
-				return errors.New("say the decision: --include, --exclude REASON or --undo (one of them)")
+			excluding, marking := cmd.Flags().Changed("exclude"), cmd.Flags().Changed("not-retrieved")
+			if n := btoi(include) + btoi(excluding) + btoi(undo) + btoi(marking); n != 1 {
+				return errors.New("say the decision: --include, --exclude REASON, --not-retrieved NOTE or --undo (one of them)")
 			}
 			stage, err := evidence.ParseStage(stageName)
 			if err != nil {
 				return err
+			}
+			if marking {
+				if cmd.Flags().Changed("stage") && stage != evidence.StageFullText {
+					return errors.New("--not-retrieved marks a report at full text: leave --stage out, or give --stage full-text")
+				}
+				stage = evidence.StageFullText
+				if strings.TrimSpace(notRetrieved) == "" {
+					return errors.New("say why the full text could not be obtained with --not-retrieved NOTE (no access, not found, ...)")
+				}
 			}
 			if idsFile != "" {
 				more, err := readIDsFile(idsFile)
@@ -117,8 +131,10 @@ review unchanged.`,
 			}
 			defer closeReview(r, &err)
 			p := r.Project()
-			if reviewer, err = decidingReviewer(p, reviewer); err != nil {
-				return err
+			if !marking || reviewer != "" { // a report not retrieved is the review's, not a reviewer's
+				if reviewer, err = decidingReviewer(p, reviewer); err != nil {
+					return err
+				}
 			}
 			if err := r.SetScreener(reviewer); err != nil {
 				return err
@@ -151,11 +167,23 @@ review unchanged.`,
 				trial.SetFullTextStage(true)
 			}
 			before := p.DecisionsOf(reviewer, stage)
+			// --undo at full text of a report marked not retrieved (and not
+			// decided) clears the mark.
+			unmark := func(id string) bool {
+				_, decided := before[id]
+				_, marked := p.NotRetrieved[id]
+				return undo && stage == evidence.StageFullText && marked && !decided
+			}
 			for _, id := range ids {
 				var derr error
-				if undo {
+				switch {
+				case unmark(id):
+					derr = trial.SetNotRetrieved(id, "")
+				case undo:
 					derr = trial.UndecideAs(reviewer, stage, id)
-				} else {
+				case marking:
+					derr = trial.SetNotRetrieved(id, notRetrieved)
+				default:
 					derr = trial.DecideAs(reviewer, stage, id, include, exclude)
 				}
 				if derr != nil {
@@ -175,6 +203,13 @@ review unchanged.`,
 					rec.Had = decisionWord(d)
 				}
 				switch {
+				case unmark(id):
+					rec.Had = "not retrieved: " + p.NotRetrieved[id]
+					err = r.SetNotRetrieved(id, "")
+					rec.Decision = "undone"
+				case marking:
+					err = r.SetNotRetrieved(id, notRetrieved)
+					rec.Decision, rec.Reason = "not retrieved", strings.Join(strings.Fields(notRetrieved), " ")
 				case undo:
 					err = r.UndecideStage(stage, id)
 					rec.Decision = "undone"
@@ -204,6 +239,11 @@ review unchanged.`,
 			stageIDs := p.Candidates()
 			if stage == evidence.StageFullText {
 				stageIDs = p.Sought()
+				for _, id := range stageIDs {
+					if _, ok := p.NotRetrieved[id]; ok {
+						out.NotRetrieved++
+					}
+				}
 			}
 			out.Candidates = len(stageIDs)
 			after := p.DecisionsOf(reviewer, stage)
@@ -230,7 +270,8 @@ review unchanged.`,
 	cmd.Flags().StringVar(&idsFile, "ids-file", "", "a file of records to decide, one ID or PMID per line (a CSV's first column)")
 	cmd.Flags().BoolVar(&include, "include", false, "include the records")
 	cmd.Flags().StringVar(&exclude, "exclude", "", "exclude the records, for this reason")
-	cmd.Flags().BoolVar(&undo, "undo", false, "remove the decision on the records")
+	cmd.Flags().StringVar(&notRetrieved, "not-retrieved", "", "mark the reports' full texts not retrieved, saying why (full-text stage)")
+	cmd.Flags().BoolVar(&undo, "undo", false, "remove the decision on the records (at full text also a not-retrieved mark)")
 	cmd.Flags().StringVar(&reviewer, "reviewer", "", "the reviewer deciding (required when the review has named reviewers)")
 	cmd.Flags().StringVar(&stageName, "stage", string(evidence.StageTitleAbstract), "the screening stage: title-abstract or full-text")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the decisions made and the reviewer's counts at the stage as JSON")
@@ -355,6 +396,8 @@ func printDecisions(w io.Writer, out decideJSON) error {
 			}
 		case "exclude":
 			what = "excluded (" + rec.Reason + ")"
+		case "not retrieved":
+			what = "full text not retrieved (" + rec.Reason + ")"
 		}
 		conflict := ""
 		if rec.Conflict {
@@ -367,6 +410,9 @@ func printDecisions(w io.Writer, out decideJSON) error {
 		who = out.Reviewer
 	}
 	fmt.Fprintf(w, "Review %s, %s: %s has decided %d of %d records (%d included, %d excluded)", out.Project, strings.ToLower(out.Stage.Label()), who, out.Decided, out.Candidates, out.Included, out.Excluded)
+	if out.NotRetrieved > 0 {
+		fmt.Fprintf(w, "; %d not retrieved", out.NotRetrieved)
+	}
 	if out.OpenConflicts > 0 {
 		fmt.Fprintf(w, "; %d open conflicts (clinsight evidence conflicts --project %q)", out.OpenConflicts, out.Project)
 	}

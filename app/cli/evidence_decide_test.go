@@ -70,7 +70,7 @@ func TestEvidenceDecide(t *testing.T) {
 		{[]string{"--id", "pmid:123", "--include"}, []string{"pmid:123 is not a candidate of review hcc (its candidates: " + ids[0] + ", ", "clinsight evidence search --project \"hcc\" --json lists them"}},
 		{[]string{"--id", ids[4], "--id", "pmid:123", "--include"}, []string{"pmid:123 is not a candidate of review hcc"}},
 		{[]string{"--id", ids[4], "--exclude", " "}, []string{"give the reason to exclude with --exclude REASON", "Wrong population; Wrong intervention"}},
-		{[]string{"--id", ids[4]}, []string{"say the decision: --include, --exclude REASON or --undo"}},
+		{[]string{"--id", ids[4]}, []string{"say the decision: --include, --exclude REASON, --not-retrieved NOTE or --undo"}},
 		{[]string{"--id", ids[4], "--include", "--stage", "abstract"}, []string{`unknown screening stage "abstract": use title-abstract or full-text`}},
 		{[]string{"--id", ids[4], "--include", "--reviewer", "Ana"}, []string{"review hcc has no named reviewers, so there is no reviewer Ana"}},
 		{[]string{"--id", ids[4], "--id", ids[5], "--stage", "full-text", "--exclude", "Wrong outcome"}, []string{"was not included at title and abstract: only those are screened on their full text"}},
@@ -101,6 +101,30 @@ func TestEvidenceDecide(t *testing.T) {
 	if !c.FullTextStage || c.Sought != 1 || c.ReportsExcluded != 1 || c.Included != 0 {
 		t.Errorf("PRISMA after the full-text exclusion %+v", c)
 	}
+	// A report not retrieved, and the mark cleared by --undo.
+	if _, stderr, code := run(t, wsDir, "evidence", "decide", "--project", name, "--id", ids[4], "--include"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, stderr, code := run(t, wsDir, "evidence", "decide", "--project", name, "--id", ids[4], "--not-retrieved", " "); code == 0 || !strings.Contains(stderr, "say why the full text could not be obtained") {
+		t.Errorf("no note: %d %s", code, stderr)
+	}
+	out, stderr, code = run(t, wsDir, "evidence", "decide", "--project", name, "--id", ids[4], "--not-retrieved", "no access")
+	if code != 0 || !strings.Contains(out, "full text not retrieved (no access) at full text") || !strings.Contains(out, "; 1 not retrieved") {
+		t.Errorf("not retrieved: %d %s %s", code, out, stderr)
+	}
+	if c := prisma(t, wsDir, name); c.Sought != 2 || c.NotRetrieved != 1 || c.Assessed != 1 {
+		t.Errorf("PRISMA with a report not retrieved %+v", c)
+	}
+	if out, stderr, code := run(t, wsDir, "evidence", "decide", "--project", name, "--id", ids[4], "--stage", "full-text", "--undo"); code != 0 || !strings.Contains(out, "decision undone at full text") {
+		t.Errorf("undo the mark: %d %s %s", code, out, stderr)
+	}
+	if c := prisma(t, wsDir, name); c.NotRetrieved != 0 {
+		t.Errorf("PRISMA after the mark is cleared %+v", c)
+	}
+	if _, stderr, code := run(t, wsDir, "evidence", "decide", "--project", name, "--id", ids[4], "--undo"); code != 0 {
+		t.Fatal(stderr)
+	}
+
 	// Undo, at each stage.
 	if out, stderr, code := run(t, wsDir, "evidence", "decide", "--project", name, "--id", ids[0], "--stage", "full-text", "--undo"); code != 0 || !strings.Contains(out, "decision undone at full text") {
 		t.Errorf("undo full text: %d %s %s", code, out, stderr)
