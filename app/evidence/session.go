@@ -264,9 +264,9 @@ func mainWords(text string) []string {
 }
 
 // Search runs the project's Query over the corpus by the review's search
-// rule (Corpus.SearchCandidates: duplicates removed, the best SearchPool
-// matches by bm25 ranked by relevance to the PICO, the best limit kept;
-// limit ≤ 0 means DefaultSearchLimit) and returns the candidates. It
+// rule (Corpus.SearchCandidates: duplicates removed, the matches ranked by
+// relevance to the PICO; limit ≤ 0 keeps every match, up to
+// MaxCandidates, else the best limit are kept) and returns the candidates. It
 // records the run in Search and the candidates' titles, years and first
 // authors in Studies. Screenings and decisions of studies the new search
 // no longer finds are kept (they count again if a later search finds them)
