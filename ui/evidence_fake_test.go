@@ -86,6 +86,8 @@ type fakeReview struct {
 	rankGate chan struct{}
 	learner  *evidence.ScreenLearner
 	abstract map[string]string // the candidates' abstracts the learner reads
+
+	extractedFor []int // the outcomes ExtractResults was asked for, in order
 }
 
 func (r *fakeReview) Project() *evidence.Project {
@@ -197,7 +199,10 @@ func (r *fakeReview) Screen(ctx context.Context, _ func(done, total int)) error 
 func (r *fakeReview) ExtractFields(ctx context.Context, _ func(done, total int)) error {
 	return r.run(ctx)
 }
-func (r *fakeReview) ExtractResults(ctx context.Context, _ int, _ func(done, total int)) error {
+func (r *fakeReview) ExtractResults(ctx context.Context, outcome int, _ func(done, total int)) error {
+	r.mu.Lock()
+	r.extractedFor = append(r.extractedFor, outcome)
+	r.mu.Unlock()
 	return r.run(ctx)
 }
 func (r *fakeReview) StudyText(_ context.Context, id string) (evidence.StudyText, error) {
@@ -217,8 +222,17 @@ func (r *fakeReview) CachedText(id string) (evidence.StudyText, bool) {
 	t, ok := r.texts[id]
 	return t, ok
 }
-func (r *fakeReview) Analyze(int) (meta.Result, error) {
-	return meta.Result{}, errors.New("the fake analyses nothing")
+
+// Analyze analyses the outcome as the project's rules do.
+func (r *fakeReview) Analyze(outcome int) (meta.Result, error) {
+	r.mu.Lock()
+	cp, err := r.p.Clone()
+	r.mu.Unlock()
+	if err != nil {
+		return meta.Result{}, err
+	}
+	_, res, err := cp.AnalyzeOutcome(outcome)
+	return res, err
 }
 func (r *fakeReview) ExportWorkbook(context.Context, string, export.Provenance) error {
 	return errors.New("the fake exports nothing")
@@ -363,31 +377,4 @@ func TestEvidenceScreenShowsSaveFailures(t *testing.T) {
 	if got := r.Project().PICO.Outcome; got != "mortality" {
 		t.Errorf("outcome %q", got)
 	}
-}
-
-// The outcomes' edits (app.ReviewOutcomes), by the project's rules.
-func (r *fakeReview) AddOutcome(spec evidence.ResultSpec) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.p.AddOutcome(spec)
-}
-func (r *fakeReview) RemoveOutcome(i int) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.p.RemoveOutcome(i)
-}
-func (r *fakeReview) SetArms(i int, id string, c evidence.ArmChoice) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.p.SetArms(i, id, c)
-}
-func (r *fakeReview) ClearArms(i int, id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.p.ClearArms(i, id)
-}
-func (r *fakeReview) EditOutcomeGroup(i int, id string, group int, role string, values []string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.p.EditGroupFor(i, id, group, role, values, nil)
 }

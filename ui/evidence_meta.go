@@ -17,12 +17,14 @@ import (
 	"github.com/clinsight/clinsight/app/meta"
 )
 
-// metaView is the Meta-analysis step: the measure and model, and the
-// pooled result of the standardized table with its forest plot.
+// metaView is the Meta-analysis step of the outcome chosen (outcomeBar,
+// shared with the Results step): the measure and model, and the pooled
+// result of the outcome's standardized table with its forest plot.
 type metaView struct {
 	s       *EvidenceScreen
 	content fyne.CanvasObject
 
+	bar        *outcomeBar
 	measureSel *widget.Select
 	methodSel  *widget.Select
 	hk         *widget.Check
@@ -32,10 +34,12 @@ type metaView struct {
 	summary    *widget.Label
 	measures   []meta.Measure
 	methods    []meta.Method
+	running    bool // an analysis runs
 }
 
 func newMetaView(s *EvidenceScreen) *metaView {
 	v := &metaView{s: s}
+	v.bar = newOutcomeBar(s)
 	v.measureSel = widget.NewSelect(nil, func(string) { v.settingsChanged() })
 	v.measureSel.PlaceHolder = "(effect measure)"
 	v.methodSel = widget.NewSelect(nil, func(string) { v.settingsChanged() })
@@ -53,6 +57,7 @@ func newMetaView(s *EvidenceScreen) *metaView {
 	v.summary.Wrapping = fyne.TextWrapWord
 
 	top := container.NewVBox(
+		v.bar.content,
 		container.NewGridWithColumns(2, v.measureSel, v.methodSel),
 		container.NewHBox(v.hk, v.runBtn),
 		v.status,
@@ -63,19 +68,25 @@ func newMetaView(s *EvidenceScreen) *metaView {
 	return v
 }
 
-// show offers the measures of the result's shape and every pooling method
-// of the chosen measure (meta.MethodsFor: all τ² estimators, EE, MH and
-// Peto where they apply), with the project's choices selected.
+// show offers the measures of the outcome's result shape and every
+// pooling method of the chosen measure (meta.MethodsFor: all τ²
+// estimators, EE, MH and Peto where they apply), with the outcome's
+// choices selected.
 func (v *metaView) show(p *evidence.Project) {
+	o := p.OutcomeAt(v.s.results.current)
+	if o == nil {
+		return
+	}
+	v.bar.show(p, v.s.results.current)
 	was := v.s.updating
 	v.s.updating = true
 	defer func() { v.s.updating = was }()
-	v.measures = evidence.MeasuresFor(p.Result.Measure)
+	v.measures = evidence.MeasuresFor(o.Result.Measure)
 	labels := make([]string, len(v.measures))
 	sel := -1
-	cur := meta.Measure(p.Meta.Measure)
-	if cur == "" && p.Result.Measure != "" {
-		cur = evidence.DefaultMeasure(p.Result.Measure)
+	cur := meta.Measure(o.Meta.Measure)
+	if cur == "" && o.Result.Measure != "" {
+		cur = evidence.DefaultMeasure(o.Result.Measure)
 	}
 	for i, m := range v.measures {
 		labels[i] = measureChoice(m)
@@ -94,23 +105,50 @@ func (v *metaView) show(p *evidence.Project) {
 	sel = 0
 	for i, m := range v.methods {
 		labels[i] = modelChoice(m)
-		if string(m) == p.Meta.Method {
+		if string(m) == o.Meta.Method {
 			sel = i
 		}
 	}
 	v.methodSel.SetOptions(labels)
 	v.methodSel.SetSelectedIndex(sel)
-	v.hk.SetChecked(p.Meta.KnappHartung)
+	v.hk.SetChecked(o.Meta.KnappHartung)
 	if m := v.methods[sel]; m == meta.MH || m == meta.PETO { // no Knapp–Hartung adjustment
 		v.hk.Disable()
 	} else {
 		v.hk.Enable()
 	}
-	if p.Result.Measure == "" {
+	if v.running {
+		return // the run says where it stands
+	}
+	if o.Result.Measure == "" {
 		v.status.SetText("Choose the shape of the result on the Results step: it decides the effect measures offered.")
 	} else {
-		v.status.SetText("Run pools the standardized table of the Results step.")
+		v.status.SetText("Run pools the outcome's standardized table of the Results step." + v.armsNote(p))
 	}
+}
+
+// outcomeChanged shows the outcome chosen: the pooled result shown was
+// another outcome's.
+func (v *metaView) outcomeChanged(p *evidence.Project) {
+	v.forest.Image = nil
+	v.forest.Refresh()
+	v.summary.SetText("")
+	v.show(p)
+}
+
+// armsNote names the included studies left out of the outcome's analysis
+// until the user chooses the groups to compare, "" for none.
+func (v *metaView) armsNote(p *evidence.Project) string {
+	ids := p.ArmsNeeded(v.s.results.current)
+	if len(ids) == 0 {
+		return ""
+	}
+	labels := p.UniqueLabels(p.Included())
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = labels[id]
+	}
+	return " Not in the analysis until the groups to compare are chosen (Results step, Choose arms…): " + strings.Join(names, ", ") + "."
 }
 
 func (v *metaView) settingsChanged() {
@@ -118,7 +156,12 @@ func (v *metaView) settingsChanged() {
 	if v.s.updating || p == nil {
 		return
 	}
-	m := p.Meta
+	i := v.s.results.current
+	o := p.OutcomeAt(i)
+	if o == nil {
+		return
+	}
+	m := o.Meta
 	if i := v.measureSel.SelectedIndex(); i >= 0 && i < len(v.measures) {
 		m.Measure = string(v.measures[i])
 	}
@@ -126,22 +169,28 @@ func (v *metaView) settingsChanged() {
 		m.Method = string(v.methods[i])
 	}
 	m.KnappHartung = v.hk.Checked
-	if v.s.edit(func(p *evidence.Project) { p.SetMeta(m) }) {
+	if v.s.edit(func(p *evidence.Project) {
+		if o := p.OutcomeAt(i); o != nil {
+			o.SetMeta(m)
+		}
+	}) {
 		v.show(v.s.project())
 	}
 }
 
-// RunMeta pools the standardized table with the project's settings, off
+// RunMeta pools the outcome's standardized table with its settings, off
 // the UI goroutine, and shows the forest plot and the summary.
 func (v *metaView) RunMeta() {
 	r := v.s.review
 	if r == nil {
 		return
 	}
+	i := v.s.results.current
 	v.runBtn.Disable()
+	v.running = true
 	v.status.SetText("Analysing…")
 	go func() {
-		res, err := r.Analyze(0)
+		res, err := r.Analyze(i)
 		var img image.Image
 		if err == nil {
 			var buf bytes.Buffer
@@ -151,6 +200,13 @@ func (v *metaView) RunMeta() {
 		}
 		fyne.Do(func() {
 			v.runBtn.Enable()
+			v.running = false
+			if r != v.s.review || i != v.s.results.current {
+				if p := v.s.project(); p != nil {
+					v.show(p) // another outcome or review is shown now
+				}
+				return
+			}
 			if err != nil {
 				v.forest.Image = nil
 				v.forest.Refresh()
@@ -161,7 +217,7 @@ func (v *metaView) RunMeta() {
 			v.forest.Image = img
 			v.forest.Refresh()
 			v.summary.SetText(metaSummaryText(res))
-			v.status.SetText(fmt.Sprintf("%s, %s: k = %d", res.ModelLabel(), res.Measure.Label(), res.K))
+			v.status.SetText(fmt.Sprintf("%s, %s: k = %d.", res.ModelLabel(), res.Measure.Label(), res.K) + v.armsNote(v.s.project()))
 		})
 	}()
 }

@@ -17,28 +17,35 @@ import (
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
-// resultShapes are the result shapes offered, with their labels.
-var resultShapes = []struct {
+// resultShape is a result shape offered, with its label.
+type resultShape struct {
 	measure evidence.Measure
 	label   string
-}{
+}
+
+// resultShapes are the result shapes offered.
+var resultShapes = []resultShape{
 	{evidence.TwoGroups, "Two groups: events and totals (OR, RR, RD)"},
 	{evidence.SingleArm, "Single arm: events and total (rates: PR, PLO, PFT)"},
 	{evidence.MeansSDs, "Two groups: means and SDs (MD, SMD)"},
 	{evidence.RatioCI, "Reported ratio with its 95% CI (HR, OR, RR)"},
 }
 
-// resultsView is the Results step: the result to extract, the groups as
-// extracted (correctable) and the standardized table computed from them.
+// resultsView is the Results step of the outcome chosen (outcomeBar): the
+// result to extract, the groups as extracted (correctable), the groups
+// that form a multi-arm study's comparison (armsDialog) and the
+// standardized table computed from them.
 type resultsView struct {
 	s       *EvidenceScreen
 	content fyne.CanvasObject
 
+	bar           *outcomeBar
 	outcome       *widget.Entry
 	cohort        *widget.Entry
 	shapeSel      *widget.Select
 	resultsBtn    *widget.Button
 	editGroupBtn  *widget.Button
+	armsBtn       *widget.Button
 	status        *widget.Label
 	groupsTable   *widget.Table
 	standardTable *widget.Table
@@ -48,28 +55,34 @@ type resultsView struct {
 	selectedGroup int
 	standardCols  []tableColumn
 	standardVals  []evidence.StandardColumn
-	standardRows  []evidence.StandardRow
+	standardRows  []evidence.StandardRow // with an empty row for each study awaiting its arm choice
 	problemList   []string
+
+	current   int             // the outcome shown (both steps), an index of the project's outcomes
+	shownFor  string          // the project whose outcome is shown
+	needArms  map[string]bool // included studies of the outcome awaiting an arm choice
+	armsStudy string          // the study whose arms Choose arms… opens, "" for none
+	addDlg    *outcomeDialog  // the Add outcome dialog open, nil when none
+	armsDlg   *armsDialog     // the arms dialog open, nil when none
 }
 
 func newResultsView(s *EvidenceScreen) *resultsView {
 	v := &resultsView{s: s, selectedGroup: -1}
+	v.bar = newOutcomeBar(s)
 	v.outcome = widget.NewEntry()
 	v.outcome.SetPlaceHolder("e.g. local tumor progression")
 	v.outcome.OnChanged = func(string) { v.specChanged() }
 	v.cohort = widget.NewEntry()
 	v.cohort.SetPlaceHolder("e.g. microwave ablation (treatment) vs radiofrequency ablation (control)")
 	v.cohort.OnChanged = func(string) { v.specChanged() }
-	labels := make([]string, len(resultShapes))
-	for i, r := range resultShapes {
-		labels[i] = r.label
-	}
-	v.shapeSel = widget.NewSelect(labels, func(string) { v.specChanged() })
+	v.shapeSel = widget.NewSelect(shapeLabels(), func(string) { v.specChanged() })
 	v.shapeSel.PlaceHolder = "(shape of the result)"
 	v.resultsBtn = widget.NewButtonWithIcon("Extract results", theme.MediaPlayIcon(), v.ExtractResults)
 	v.resultsBtn.Importance = widget.HighImportance
 	v.editGroupBtn = widget.NewButtonWithIcon("Edit selected…", theme.DocumentCreateIcon(), v.showEditGroupDialog)
 	v.editGroupBtn.Disable()
+	v.armsBtn = widget.NewButtonWithIcon("Choose arms…", theme.ListIcon(), func() { v.showArmsDialog(v.armsStudy) })
+	v.armsBtn.Disable()
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
 	v.groupsTable = newTextTable([]tableColumn{{"Study", 140}, {"Group", 200}, {"Role", 80}, {"N", 70}, {"Events", 70}, {"%", 70}, {"Mean", 70}, {"SD", 70}, {"Chunks", 70}, {"Check", 170}},
@@ -77,6 +90,9 @@ func newResultsView(s *EvidenceScreen) *resultsView {
 	v.groupsTable.OnSelected = func(id widget.TableCellID) {
 		v.selectedGroup = id.Row
 		v.editGroupBtn.Enable()
+		if id.Row < len(v.groupRows) {
+			v.chooseArmsOf(v.groupRows[id.Row].StudyID)
+		}
 	}
 	v.standardTable = widget.NewTable(
 		func() (int, int) { return len(v.standardRows), len(v.standardCols) },
@@ -89,6 +105,11 @@ func newResultsView(s *EvidenceScreen) *resultsView {
 			o.(*widget.Label).SetText(v.standardCell(id.Row, id.Col))
 		},
 	)
+	v.standardTable.OnSelected = func(id widget.TableCellID) {
+		if id.Row < len(v.standardRows) {
+			v.chooseArmsOf(v.standardRows[id.Row].StudyID)
+		}
+	}
 	v.standardTable.ShowHeaderRow = true
 	v.standardTable.CreateHeader = func() fyne.CanvasObject {
 		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
@@ -103,11 +124,11 @@ func newResultsView(s *EvidenceScreen) *resultsView {
 	v.problems.Importance = widget.WarningImportance
 
 	form := widget.NewForm(
-		widget.NewFormItem("Outcome", v.outcome),
+		widget.NewFormItem("Name", v.outcome),
 		widget.NewFormItem("Cohort", v.cohort),
 		widget.NewFormItem("Shape", v.shapeSel),
 	)
-	top := container.NewVBox(form, container.NewHBox(v.resultsBtn, v.editGroupBtn), v.status)
+	top := container.NewVBox(v.bar.content, form, container.NewHBox(v.resultsBtn, v.editGroupBtn, v.armsBtn), v.status)
 	tables := container.NewVSplit(
 		container.NewBorder(bold("Groups as extracted (⚠: the number is not in its cited chunks)"), nil, nil, nil, v.groupsTable),
 		container.NewBorder(bold("Standardized table (computed, the input of the meta-analysis)"), v.problems, nil, nil, v.standardTable),
@@ -116,18 +137,22 @@ func newResultsView(s *EvidenceScreen) *resultsView {
 	return v
 }
 
-// show fills the result to extract and shows the groups and the
-// standardized table.
+// show fills the result to extract of the outcome shown (the first when
+// another project is shown) and shows its groups and standardized table.
 func (v *resultsView) show(p *evidence.Project) {
+	if p.Name != v.shownFor || v.current < 0 || v.current >= p.NumOutcomes() {
+		v.shownFor, v.current = p.Name, 0
+	}
+	v.bar.show(p, v.current)
+	spec := p.OutcomeAt(v.current).Result
 	was := v.s.updating
 	v.s.updating = true
-	v.outcome.SetText(p.Result.Outcome)
-	v.cohort.SetText(p.Result.Cohort)
-	v.shapeSel.ClearSelected()
-	for i, r := range resultShapes {
-		if r.measure == p.Result.Measure {
-			v.shapeSel.SetSelectedIndex(i)
-		}
+	v.outcome.SetText(spec.Outcome)
+	v.cohort.SetText(spec.Cohort)
+	if i := shapeIndex(spec.Measure); i >= 0 {
+		v.shapeSel.SetSelectedIndex(i)
+	} else {
+		v.shapeSel.ClearSelected()
 	}
 	v.s.updating = was
 	v.showTables(p)
@@ -138,16 +163,39 @@ func (v *resultsView) specChanged() {
 	if i := v.shapeSel.SelectedIndex(); i >= 0 {
 		spec.Measure = resultShapes[i].measure
 	}
-	if v.s.edit(func(p *evidence.Project) { p.SetResult(spec) }) {
+	i := v.current
+	if v.s.edit(func(p *evidence.Project) {
+		if o := p.OutcomeAt(i); o != nil {
+			o.SetResult(spec)
+		}
+	}) {
 		p := v.s.project()
+		v.bar.show(p, v.current) // the outcome's name may have changed
 		v.s.meta.show(p)
 		v.showTables(p)
 	}
 }
 
-// showTables shows the extracted groups and the standardized table.
+// chooseArmsOf makes Choose arms… open the arms of study id, when the
+// outcome shown has its result's groups.
+func (v *resultsView) chooseArmsOf(id string) {
+	v.armsStudy = ""
+	v.armsBtn.Disable()
+	if o := v.shownOutcome(); o != nil && len(o.Results[id].Groups) > 0 {
+		v.armsStudy = id
+		v.armsBtn.Enable()
+	}
+}
+
+// showTables shows the outcome's extracted groups and its standardized
+// table, where a study awaiting its arm choice has a row that says so.
 func (v *resultsView) showTables(p *evidence.Project) {
-	v.groupRows = p.ResultRows()
+	i := v.current
+	o := p.OutcomeAt(i)
+	if o == nil {
+		return
+	}
+	v.groupRows = p.ResultRowsFor(i)
 	v.selectedGroup = -1
 	v.groupsTable.UnselectAll()
 	v.editGroupBtn.Disable()
@@ -155,19 +203,49 @@ func (v *resultsView) showTables(p *evidence.Project) {
 	included := p.Included()
 	with := 0
 	for _, id := range included {
-		if _, ok := p.Results[id]; ok {
+		if _, ok := o.Results[id]; ok {
 			with++
 		}
 	}
-	if len(included) == 0 {
+	v.needArms = map[string]bool{}
+	for _, id := range p.ArmsNeeded(i) {
+		v.needArms[id] = true
+	}
+	labels := p.UniqueLabels(included)
+	switch {
+	case len(included) == 0:
 		v.status.SetText("Include studies on the Screen step: their results are extracted here.")
-	} else {
+	case len(v.needArms) > 0:
+		var names []string
+		for _, id := range included {
+			if v.needArms[id] {
+				names = append(names, labels[id])
+			}
+		}
+		v.status.SetText(fmt.Sprintf("%d of %d included studies have an extracted result. More groups than the outcome compares, left out of the analysis until you choose the groups to compare (select the row, then Choose arms…): %s.",
+			with, len(included), strings.Join(names, ", ")))
+	default:
 		v.status.SetText(fmt.Sprintf("%d of %d included studies have an extracted result. Select a row and Edit to correct a number.", with, len(included)))
 	}
 
-	v.standardRows, v.problemList = p.StandardTable()
-	v.standardVals = evidence.StandardColumns(p.Result.Measure)
-	v.standardCols = []tableColumn{{"Study", 150}}
+	rows, problems := p.StandardTableFor(i)
+	v.problemList = problems
+	byID := map[string]evidence.StandardRow{}
+	for _, r := range rows {
+		byID[r.StudyID] = r
+	}
+	v.standardRows = v.standardRows[:0]
+	for _, id := range included {
+		if r, ok := byID[id]; ok {
+			v.standardRows = append(v.standardRows, r)
+		} else if v.needArms[id] {
+			v.standardRows = append(v.standardRows, evidence.StandardRow{StudyID: id, Label: labels[id]})
+		}
+	}
+	v.standardTable.UnselectAll()
+	v.chooseArmsOf("")
+	v.standardVals = evidence.StandardColumns(o.Result.Measure)
+	v.standardCols = []tableColumn{{"Study", 150}, {"Arms", 260}}
 	for _, c := range v.standardVals {
 		v.standardCols = append(v.standardCols, tableColumn{c.Header, float32(max(75, 8*len(c.Header)))})
 	}
@@ -243,16 +321,23 @@ func (v *resultsView) standardCell(row, col int) string {
 	switch {
 	case col == 0:
 		return r.Label
-	case col <= n:
-		return v.standardVals[col-1].Text(r)
-	case col == n+1:
-		return intList(r.Sources)
+	case col == 1:
+		return v.armsText(r.StudyID)
+	case v.needArms[r.StudyID]:
+		if col == n+3 {
+			return "not analysed until the groups to compare are chosen (Choose arms…)"
+		}
+		return ""
+	case col <= n+1:
+		return v.standardVals[col-2].Text(r)
 	case col == n+2:
+		return intList(r.Sources)
+	case col == n+3:
 		if len(r.Unsupported) > 0 {
 			return "⚠ not in its chunk: " + strings.Join(r.Unsupported, ", ")
 		}
 		return ""
-	case col == n+3:
+	case col == n+4:
 		return strings.Join(r.Derivations, "; ")
 	}
 	return ""
@@ -319,12 +404,13 @@ func roleChoice(role string) string {
 }
 
 // EditGroup corrects the numbers of a study's group (group -1: its
-// reported effect) from the user's text, through the review.
+// reported effect) for the outcome shown, from the user's text, through
+// the review.
 func (v *resultsView) EditGroup(id string, group int, role string, values []string) error {
 	if v.s.review == nil {
 		return nil
 	}
-	if err := v.s.review.EditGroup(id, group, role, values); err != nil {
+	if err := v.s.review.EditOutcomeGroup(v.current, id, group, role, values); err != nil {
 		return err
 	}
 	v.s.changed()
@@ -332,9 +418,11 @@ func (v *resultsView) EditGroup(id string, group int, role string, values []stri
 	return nil
 }
 
-// ExtractResults extracts the result of every included study.
+// ExtractResults extracts the result of the outcome shown from every
+// included study.
 func (v *resultsView) ExtractResults() {
+	i := v.current
 	v.s.runStep("Extracting results", func(ctx context.Context, r app.Reviewer, report progress.Func) error {
-		return r.ExtractResults(ctx, 0, stepProgress(report, "Extracted the results of"))
+		return r.ExtractResults(ctx, i, stepProgress(report, "Extracted the results of"))
 	}, nil)
 }

@@ -361,7 +361,7 @@ func TestEvidenceScreenReview(t *testing.T) {
 		if rv.groupCell(0, 2) != "treatment" || rv.groupCell(0, 4) == "" || strings.Contains(rv.groupCell(0, 9), "⚠") {
 			t.Errorf("first group row: role %q, events %q, check %q", rv.groupCell(0, 2), rv.groupCell(0, 4), rv.groupCell(0, 9))
 		}
-		if got := rv.standardCols[1].title; got != "Events (treatment)" {
+		if got := rv.standardCols[2].title; got != "Events (treatment)" {
 			t.Errorf("standardized column %q", got)
 		}
 

@@ -1,0 +1,75 @@
+package ui
+
+import (
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/clinsight/clinsight/app/evidence"
+)
+
+// TestScreenshotArmsDialog renders the Results step of a review's second
+// outcome with a three-arm study, and the dialog where the user chooses
+// its groups (two doses of MWA combined against RFA), checks the picture
+// is drawn and writes it as evidence-arms.png to screenshotDir
+// ($CLINSIGHT_SCREENSHOT_DIR).
+func TestScreenshotArmsDialog(t *testing.T) {
+	a := newTestApp(t)
+	svc := newFakeReviews("lit")
+	r := fakeIncluded(t, svc, "MWA vs RFA in HCC")
+	for id, author := range map[string]string{"a": "Chen", "b": "Yamada", "c": "Rossi"} {
+		info := r.p.Studies[id]
+		info.FirstAuthor, info.Title = author, "Microwave versus radiofrequency ablation of hepatocellular carcinoma"
+		r.p.Studies[id] = info
+	}
+	i, err := r.p.AddOutcome(evidence.ResultSpec{Outcome: "major complications", Cohort: "MWA (treatment) vs RFA (control)", Measure: evidence.TwoGroups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.p.OutcomeAt(i).Results = complicationResults()
+	if err := r.p.SetArms(i, "b", evidence.ArmChoice{Treatment: threeArms[:2], Control: threeArms[2:]}); err != nil {
+		t.Fatal(err)
+	}
+
+	var s *EvidenceScreen
+	var w fyne.Window
+	onUI(t, func(t testing.TB) {
+		w = a.NewWindow("Clinsight")
+		w.Resize(fyne.NewSize(1280, 820))
+		s = NewEvidenceScreen(t.Context(), svc, nil, w, "test")
+		w.SetContent(s.Content())
+		s.Refresh()
+	})
+	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
+	path := filepath.Join(screenshotDir(t), "evidence-arms.png")
+	onUI(t, func(t testing.TB) {
+		s.steps.SelectIndex(4)
+		s.results.bar.sel.SetSelectedIndex(i)
+		s.results.standardTable.Select(widget.TableCellID{Row: rowOf(s.results, "b"), Col: 0})
+		s.results.showArmsDialog("b")
+		if s.results.armsDlg == nil {
+			t.Fatal("no arms dialog")
+		}
+		prev := a.Settings().Theme()
+		a.Settings().SetTheme(theme.DefaultTheme())
+		defer a.Settings().SetTheme(prev)
+		img := w.Canvas().Capture()
+		if n := colours(img); n < 8 {
+			t.Fatalf("%d colours: a blank picture", n)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	})
+}
