@@ -155,7 +155,7 @@ func catalogWriteCreate(b *strings.Builder, t *Table) {
 			}
 			quoted := make([]string, len(c.Samples))
 			for i, s := range c.Samples {
-				quoted[i] = catalogQuote(s)
+				quoted[i] = QuoteString(s)
 			}
 			comment = strings.TrimSpace(comment + " " + label + ": " + strings.Join(quoted, ", ") + ".")
 		}
@@ -203,11 +203,6 @@ func docNonEmpty(vals []string) []string {
 		}
 	}
 	return out
-}
-
-// catalogQuote quotes s as an SQL string literal.
-func catalogQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 // catalogIdent returns name as written when it is a plain identifier that is not

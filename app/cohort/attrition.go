@@ -356,7 +356,7 @@ func countStep(ctx context.Context, q Querier, c *Chain, s int, off map[int]bool
 	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
 		return 0, "", errors.New("no count came back")
 	}
-	n, ok := number(res.Rows[0][0])
+	n, ok := datasets.Number(res.Rows[0][0])
 	if !ok {
 		return 0, "", fmt.Errorf("the count reads %v", res.Rows[0][0])
 	}

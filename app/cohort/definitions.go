@@ -480,10 +480,10 @@ func CountCohort(ctx context.Context, q Querier, sql, profile string) (Definitio
 	if len(res.Rows) != 1 {
 		return DefinitionCounts{}, errors.New("count the cohort: no count came back")
 	}
-	n, _ := number(res.Rows[0][0])
+	n, _ := datasets.Number(res.Rows[0][0])
 	c.Rows = int64(n)
 	if c.PatientColumn != "" {
-		p, _ := number(res.Rows[0][1])
+		p, _ := datasets.Number(res.Rows[0][1])
 		c.Patients = int64(p)
 	}
 	return c, nil

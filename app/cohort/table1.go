@@ -446,13 +446,13 @@ func (b table1SQL) prefix() string {
 
 // labItems selects the itemids of a blood test label.
 func (b table1SQL) labItems(label string) string {
-	cond := "lower(label) = lower(" + sqlString(label) + ")"
+	cond := "lower(label) = lower(" + datasets.QuoteString(label) + ")"
 	if b.s.omop { // LOINC names: "Creatinine [Mass/volume] in Serum or Plasma"
 		name := strings.ToLower(label)
 		if n, ok := omopLabNames[name]; ok {
 			name = n
 		}
-		cond = "(" + cond + " OR lower(label) LIKE " + sqlString(name+" [%] in serum or plasma") + " OR lower(label) LIKE " + sqlString(name+" [%] in blood") + ")"
+		cond = "(" + cond + " OR lower(label) LIKE " + datasets.QuoteString(name+" [%] in serum or plasma") + " OR lower(label) LIKE " + datasets.QuoteString(name+" [%] in blood") + ")"
 	}
 	if b.s.labFluid {
 		cond += " AND lower(fluid) = 'blood'"
@@ -510,14 +510,14 @@ func (b table1SQL) patients(ctx context.Context, q Querier, labs []string) ([]*t
 	for _, r := range res.Rows {
 		p := &t1Patient{id: r[0], labs: make([]float64, len(labs)), labOK: make([]bool, len(labs))}
 		if r[1] != nil {
-			p.stratum, p.stratumAvailable = valueText(r[1]), true
+			p.stratum, p.stratumAvailable = datasets.Text(r[1]), true
 		}
-		p.age, p.hasAge = number(r[2])
-		p.sex, p.race, p.admType = valueText(r[3]), valueText(r[4]), valueText(r[5])
-		p.los, p.hasLOS = number(r[6])
+		p.age, p.hasAge = datasets.Number(r[2])
+		p.sex, p.race, p.admType = datasets.Text(r[3]), datasets.Text(r[4]), datasets.Text(r[5])
+		p.los, p.hasLOS = datasets.Number(r[6])
 		if b.s.labs {
 			for i := range labs {
-				p.labs[i], p.labOK[i] = number(r[7+i])
+				p.labs[i], p.labOK[i] = datasets.Number(r[7+i])
 			}
 		}
 		out = append(out, p)
@@ -533,15 +533,15 @@ func (b table1SQL) labInfo(ctx context.Context, q Querier, lab string) (label, u
 	if err != nil {
 		return "", "", fmt.Errorf("make Table 1: read the lab test %s: %w", lab, err)
 	}
-	if len(res.Rows) > 0 && valueText(res.Rows[0][0]) != "" && !b.s.omop { // OMOP: the LOINC names are long
-		label = valueText(res.Rows[0][0])
+	if len(res.Rows) > 0 && datasets.Text(res.Rows[0][0]) != "" && !b.s.omop { // OMOP: the LOINC names are long
+		label = datasets.Text(res.Rows[0][0])
 	}
 	res, err = q.Query(ctx, b.prefix()+"SELECT valueuom FROM labevents WHERE itemid IN ("+b.labItems(lab)+") AND valueuom IS NOT NULL AND valueuom <> '' GROUP BY valueuom ORDER BY COUNT(*) DESC, valueuom LIMIT 1")
 	if err != nil {
 		return "", "", fmt.Errorf("make Table 1: read the unit of %s: %w", lab, err)
 	}
 	if len(res.Rows) > 0 {
-		unit = valueText(res.Rows[0][0])
+		unit = datasets.Text(res.Rows[0][0])
 	}
 	return label, unit, nil
 }
@@ -583,7 +583,7 @@ func (b table1SQL) top(ctx context.Context, q Querier, t *Table1, idx map[string
 	titles := make([]string, len(res.Rows))
 	quoted := make([]string, len(res.Rows))
 	for i, r := range res.Rows {
-		keys[i], titles[i] = valueText(r[0]), valueText(r[1])
+		keys[i], titles[i] = datasets.Text(r[0]), datasets.Text(r[1])
 		if titles[i] == "" {
 			titles[i] = keys[i]
 		}
@@ -596,7 +596,7 @@ func (b table1SQL) top(ctx context.Context, q Querier, t *Table1, idx map[string
 				titles[i] += " (" + code + ")"
 			}
 		}
-		quoted[i] = sqlString(keys[i])
+		quoted[i] = datasets.QuoteString(keys[i])
 	}
 	who := b.with() + "SELECT DISTINCT idx.pid, " + key + " AS k FROM " + join + " WHERE " + key + " IN (" + strings.Join(quoted, ", ") + ")"
 	rows, err := q.Query(ctx, who)
@@ -615,7 +615,7 @@ func (b table1SQL) top(ctx context.Context, q Querier, t *Table1, idx map[string
 		pos[k] = i
 	}
 	for _, r := range rows.Rows {
-		if i, ok := pos[valueText(r[1])]; ok {
+		if i, ok := pos[datasets.Text(r[1])]; ok {
 			has[i][idKey(r[0])] = true
 		}
 	}
@@ -1040,40 +1040,6 @@ func cellText(r Table1Row, c Table1Cell) string {
 	return ""
 }
 
-// sqlString quotes a string literal.
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// valueText renders a value as text ("" for NULL).
-func valueText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return strings.TrimSpace(x)
-	case []byte:
-		return strings.TrimSpace(string(x))
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return strings.TrimSpace(fmt.Sprint(v))
-}
-
-// number reads a numeric value (a numeric text counts).
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, !math.IsNaN(x)
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		return f, err == nil
-	}
-	return 0, false
-}
-
 // idKey is a patient's key whatever the type of the identifier.
 func idKey(v any) string {
 	switch x := v.(type) {
@@ -1082,5 +1048,5 @@ func idKey(v any) string {
 			return strconv.FormatInt(int64(x), 10)
 		}
 	}
-	return valueText(v)
+	return datasets.Text(v)
 }

@@ -47,7 +47,7 @@ func TestTable1OnOMOPMatchesReferenceQueries(t *testing.T) {
 	}
 	count := func(col, body string) int64 {
 		t.Helper()
-		n, _ := number(query(col, body)[0][0])
+		n, _ := datasets.Number(query(col, body)[0][0])
 		return int64(n)
 	}
 	visit := " FROM ref JOIN rv ON rv.person_id = ref.person_id JOIN visit_occurrence v ON v.visit_occurrence_id = rv.vid JOIN person p ON p.person_id = ref.person_id "
@@ -79,8 +79,8 @@ func TestTable1OnOMOPMatchesReferenceQueries(t *testing.T) {
 				t.Helper()
 				checked++
 				rows := query(col, "SELECT COUNT(x), AVG(x) FROM ("+values+")")
-				n, _ := number(rows[0][0])
-				m, _ := number(rows[0][1])
+				n, _ := datasets.Number(rows[0][0])
+				m, _ := datasets.Number(rows[0][1])
 				if got.Values != int64(n) || n > 0 && fmt.Sprintf("%.9f", got.Mean) != fmt.Sprintf("%.9f", m) {
 					t.Errorf("%s: %d values, mean %v; want %v, %v", where, got.Values, got.Mean, n, m)
 				}
@@ -100,11 +100,11 @@ func TestTable1OnOMOPMatchesReferenceQueries(t *testing.T) {
 			case (row.Variable == "Age, years" || row.Variable == "Length of stay, days") && row.Kind == RowMissing:
 				wantCount("SELECT COUNT(*) FROM ref WHERE person_id NOT IN (SELECT person_id FROM rv)")
 			case row.Variable == "Sex" && row.Kind == RowLevel:
-				wantCount("SELECT COUNT(*) FROM ref JOIN person p ON p.person_id = ref.person_id JOIN concept c ON c.concept_id = p.gender_concept_id WHERE c.concept_name = " + sqlString(row.Label))
+				wantCount("SELECT COUNT(*) FROM ref JOIN person p ON p.person_id = ref.person_id JOIN concept c ON c.concept_id = p.gender_concept_id WHERE c.concept_name = " + datasets.QuoteString(row.Label))
 			case row.Variable == "Race/ethnicity" && row.Kind == RowLevel:
-				wantCount("SELECT COUNT(*)" + visit + "LEFT JOIN concept c ON c.concept_id = p.race_concept_id AND p.race_concept_id <> 0 WHERE COALESCE(c.concept_name, p.race_source_value) = " + sqlString(row.Label))
+				wantCount("SELECT COUNT(*)" + visit + "LEFT JOIN concept c ON c.concept_id = p.race_concept_id AND p.race_concept_id <> 0 WHERE COALESCE(c.concept_name, p.race_source_value) = " + datasets.QuoteString(row.Label))
 			case row.Variable == "Admission type" && row.Kind == RowLevel:
-				wantCount("SELECT COUNT(*)" + visit + "JOIN concept c ON c.concept_id = v.visit_concept_id WHERE c.concept_name = " + sqlString(row.Label))
+				wantCount("SELECT COUNT(*)" + visit + "JOIN concept c ON c.concept_id = v.visit_concept_id WHERE c.concept_name = " + datasets.QuoteString(row.Label))
 			case row.Kind == RowMissing && (row.Variable == "Sex" || row.Variable == "Race/ethnicity" || row.Variable == "Admission type"):
 				checked++
 				if got.Count != 0 {
@@ -117,7 +117,7 @@ func TestTable1OnOMOPMatchesReferenceQueries(t *testing.T) {
 				}
 				wantCount("SELECT COUNT(DISTINCT ref.person_id) FROM ref JOIN rv ON rv.person_id = ref.person_id JOIN condition_occurrence co ON co.visit_occurrence_id = rv.vid WHERE co.condition_concept_id = " + m[1])
 			case strings.HasPrefix(row.Variable, "Most frequent medications"):
-				wantCount("SELECT COUNT(DISTINCT ref.person_id) FROM ref JOIN rv ON rv.person_id = ref.person_id JOIN drug_exposure d ON d.visit_occurrence_id = rv.vid LEFT JOIN concept c ON c.concept_id = d.drug_concept_id AND d.drug_concept_id <> 0 WHERE COALESCE(c.concept_name, d.drug_source_value) = " + sqlString(row.Label))
+				wantCount("SELECT COUNT(DISTINCT ref.person_id) FROM ref JOIN rv ON rv.person_id = ref.person_id JOIN drug_exposure d ON d.visit_occurrence_id = rv.vid LEFT JOIN concept c ON c.concept_id = d.drug_concept_id AND d.drug_concept_id <> 0 WHERE COALESCE(c.concept_name, d.drug_source_value) = " + datasets.QuoteString(row.Label))
 			case labs[variable[:strings.IndexByte(variable+",", ',')]] != "":
 				body := labs[variable[:strings.IndexByte(variable+",", ',')]]
 				if row.Kind == RowMissing {

@@ -51,7 +51,7 @@ func refQuery(t *testing.T, r *datasets.Runner, col refColumn, body string) [][]
 func refCount(t *testing.T, r *datasets.Runner, col refColumn, body string) int64 {
 	t.Helper()
 	rows := refQuery(t, r, col, body)
-	n, _ := number(rows[0][0])
+	n, _ := datasets.Number(rows[0][0])
 	return int64(n)
 }
 
@@ -62,23 +62,23 @@ func refStats(t *testing.T, r *datasets.Runner, col refColumn, values string) Ta
 	t.Helper()
 	v := "vals AS (SELECT x FROM (" + values + ") WHERE x IS NOT NULL)"
 	rows := refQuery(t, r, col, ", "+v+" SELECT COUNT(*), AVG(x), (SELECT SUM((x - m.a) * (x - m.a)) FROM vals, (SELECT AVG(x) AS a FROM vals) m) FROM vals")
-	n, _ := number(rows[0][0])
+	n, _ := datasets.Number(rows[0][0])
 	c := Table1Cell{Values: int64(n)}
 	if n == 0 {
 		return c
 	}
-	c.Mean, _ = number(rows[0][1])
-	ss, _ := number(rows[0][2])
+	c.Mean, _ = datasets.Number(rows[0][1])
+	ss, _ := datasets.Number(rows[0][2])
 	c.SD = math.Sqrt(ss / (n - 1))
 	q := func(p float64) float64 {
 		h := (n - 1) * p
 		lo := math.Floor(h)
 		pair := refQuery(t, r, col, fmt.Sprintf(", %s SELECT x FROM vals ORDER BY x LIMIT 2 OFFSET %d", v, int(lo)))
-		a, _ := number(pair[0][0])
+		a, _ := datasets.Number(pair[0][0])
 		if len(pair) == 1 {
 			return a
 		}
-		b, _ := number(pair[1][0])
+		b, _ := datasets.Number(pair[1][0])
 		return a + (h-lo)*(b-a)
 	}
 	c.Median, c.Q1, c.Q3 = q(0.5), q(0.25), q(0.75)
@@ -147,23 +147,23 @@ func checkTable1(t *testing.T, r *datasets.Runner, tb *Table1, cols []refColumn)
 			case row.Variable == "Sex" && row.Kind == RowMissing:
 				count("SELECT COUNT(*) FROM ref JOIN patients p ON p.subject_id = ref.subject_id WHERE coalesce(p.gender, '') = ''")
 			case row.Variable == "Sex":
-				count("SELECT COUNT(*) FROM ref JOIN patients p ON p.subject_id = ref.subject_id WHERE p.gender = " + sqlString(row.Label))
+				count("SELECT COUNT(*) FROM ref JOIN patients p ON p.subject_id = ref.subject_id WHERE p.gender = " + datasets.QuoteString(row.Label))
 			case row.Variable == "Race/ethnicity" && row.Kind == RowMissing:
 				count("SELECT COUNT(*) FROM ref LEFT JOIN radm ON radm.subject_id = ref.subject_id LEFT JOIN admissions a ON a.hadm_id = radm.hadm_id WHERE coalesce(a.race, '') = ''")
 			case row.Variable == "Race/ethnicity":
-				count("SELECT COUNT(*)" + refAdm + "WHERE a.race = " + sqlString(row.Label))
+				count("SELECT COUNT(*)" + refAdm + "WHERE a.race = " + datasets.QuoteString(row.Label))
 			case row.Variable == "Admission type" && row.Kind == RowMissing:
 				count("SELECT COUNT(*) FROM ref LEFT JOIN radm ON radm.subject_id = ref.subject_id LEFT JOIN admissions a ON a.hadm_id = radm.hadm_id WHERE coalesce(a.admission_type, '') = ''")
 			case row.Variable == "Admission type":
-				count("SELECT COUNT(*)" + refAdm + "WHERE a.admission_type = " + sqlString(row.Label))
+				count("SELECT COUNT(*)" + refAdm + "WHERE a.admission_type = " + datasets.QuoteString(row.Label))
 			case strings.HasPrefix(row.Variable, "Most frequent diagnoses"):
 				m := codeRe.FindStringSubmatch(row.Label)
 				if m == nil {
 					t.Fatalf("diagnosis row %q names no code", row.Label)
 				}
-				count("SELECT COUNT(DISTINCT ref.subject_id) FROM ref JOIN radm ON radm.subject_id = ref.subject_id JOIN diagnoses_icd d ON d.hadm_id = radm.hadm_id WHERE d.icd_code = " + sqlString(m[1]))
+				count("SELECT COUNT(DISTINCT ref.subject_id) FROM ref JOIN radm ON radm.subject_id = ref.subject_id JOIN diagnoses_icd d ON d.hadm_id = radm.hadm_id WHERE d.icd_code = " + datasets.QuoteString(m[1]))
 			case strings.HasPrefix(row.Variable, "Most frequent medications"):
-				count("SELECT COUNT(DISTINCT ref.subject_id) FROM ref JOIN radm ON radm.subject_id = ref.subject_id JOIN prescriptions d ON d.hadm_id = radm.hadm_id WHERE d.drug = " + sqlString(row.Label))
+				count("SELECT COUNT(DISTINCT ref.subject_id) FROM ref JOIN radm ON radm.subject_id = ref.subject_id JOIN prescriptions d ON d.hadm_id = radm.hadm_id WHERE d.drug = " + datasets.QuoteString(row.Label))
 			default:
 				lab, _, _ := strings.Cut(row.Variable, " at admission")
 				item, ok := labItem[lab]
@@ -228,7 +228,7 @@ func TestTable1MatchesReferenceQueries(t *testing.T) {
 			t.Fatalf("%d diagnoses listed, want %d", len(got), len(rows))
 		}
 		for i, rr := range rows {
-			if n, _ := number(rr[0]); int64(n) != got[i] {
+			if n, _ := datasets.Number(rr[0]); int64(n) != got[i] {
 				t.Errorf("diagnosis %d: %d patients, the reference's %d-th most frequent has %v", i, got[i], i+1, n)
 			}
 		}

@@ -51,7 +51,7 @@ func TestReadCohortMatchesReferenceQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total, _ := number(one(t, r, "SELECT COUNT(DISTINCT subject_id) FROM admissions")[0])
+	total, _ := datasets.Number(one(t, r, "SELECT COUNT(DISTINCT subject_id) FROM admissions")[0])
 	if c.Total != int(total) || len(c.Summaries) != min(40, int(total)) || c.Schema != "MIMIC-IV" {
 		t.Fatalf("cohort: total %d of %v, %d summaries, schema %s", c.Total, total, len(c.Summaries), c.Schema)
 	}
@@ -66,8 +66,8 @@ func TestReadCohortMatchesReferenceQueries(t *testing.T) {
 	for _, s := range c.Summaries {
 		ref := one(t, r, `SELECT p.gender, p.anchor_age + CAST(strftime('%Y', a.admittime) AS INTEGER) - p.anchor_year, a.admittime, p.dod
 			FROM patients p JOIN admissions a ON a.subject_id = p.subject_id WHERE p.subject_id = `+s.ID+` ORDER BY a.admittime DESC, a.hadm_id DESC LIMIT 1`)
-		age, _ := number(ref[1])
-		if want := trials.ParseSex(text(ref[0])); s.Sex != want || !s.HasAge || s.Age != age || s.RefDate != text(ref[2]) || s.Died != text(ref[3]) || s.Deceased != (ref[3] != nil) {
+		age, _ := datasets.Number(ref[1])
+		if want := trials.ParseSex(datasets.Text(ref[0])); s.Sex != want || !s.HasAge || s.Age != age || s.RefDate != datasets.Text(ref[2]) || s.Died != datasets.Text(ref[3]) || s.Deceased != (ref[3] != nil) {
 			t.Errorf("patient %s: sex %s age %v ref %s died %q, want %s %v %s %v", s.ID, s.Sex, s.Age, s.RefDate, s.Died, want, age, ref[2], ref[3])
 		}
 		for _, l := range []struct{ key, label string }{{"creatinine", "Creatinine"}, {"hba1c", "% Hemoglobin A1c"}} {
@@ -76,7 +76,7 @@ func TestReadCohortMatchesReferenceQueries(t *testing.T) {
 			switch {
 			case want == nil && ok:
 				t.Errorf("patient %s: %s %v, the source has none", s.ID, l.key, got)
-			case want != nil && (!ok || got.Value != want[0].(float64) || got.Time != text(want[1])):
+			case want != nil && (!ok || got.Value != want[0].(float64) || got.Time != datasets.Text(want[1])):
 				t.Errorf("patient %s: %s %+v, want %v at %v", s.ID, l.key, got, want[0], want[1])
 			}
 		}
@@ -91,13 +91,13 @@ func TestReadCohortMatchesReferenceQueries(t *testing.T) {
 		if len(s.Diagnoses) > MaxDiagnoses || len(s.Medications) > MaxMedications {
 			t.Errorf("patient %s: %d diagnoses, %d medications: over the bounds", s.ID, len(s.Diagnoses), len(s.Medications))
 		}
-		nDx, _ := number(one(t, r, "SELECT COUNT(DISTINCT icd_code || ':' || icd_version) FROM diagnoses_icd WHERE subject_id = "+s.ID)[0])
+		nDx, _ := datasets.Number(one(t, r, "SELECT COUNT(DISTINCT icd_code || ':' || icd_version) FROM diagnoses_icd WHERE subject_id = "+s.ID)[0])
 		if want := min(int(nDx), MaxDiagnoses); len(s.Diagnoses) != want {
 			t.Errorf("patient %s: %d diagnoses, want %d", s.ID, len(s.Diagnoses), want)
 		}
 		for _, d := range s.Diagnoses {
 			if d.Active {
-				n, _ := number(one(t, r, `SELECT COUNT(*) FROM diagnoses_icd d JOIN admissions a ON a.hadm_id = d.hadm_id
+				n, _ := datasets.Number(one(t, r, `SELECT COUNT(*) FROM diagnoses_icd d JOIN admissions a ON a.hadm_id = d.hadm_id
 					WHERE d.subject_id = `+s.ID+` AND d.icd_code = '`+d.Code+`' AND a.admittime = '`+s.RefDate+`'`)[0])
 				if n == 0 {
 					t.Errorf("patient %s: %s active but not recorded at the latest admission", s.ID, d.Code)
@@ -145,7 +145,7 @@ func TestKnownAnswersOnTheDemo(t *testing.T) {
 			}
 			counts["no creatinine"]++
 		case cr[0].(float64) >= 1.5:
-			want := "Creatinine " + strconv.FormatFloat(cr[0].(float64), 'f', -1, 64) + " mg/dL on " + text(cr[1])[:10] + " does not meet"
+			want := "Creatinine " + strconv.FormatFloat(cr[0].(float64), 'f', -1, 64) + " mg/dL on " + datasets.Text(cr[1])[:10] + " does not meet"
 			if rs[0].Status != NotEligible || !strings.Contains(rs[0].Reason, want) {
 				t.Errorf("patient %s with creatinine %v: %s (%s), want not eligible citing %q", s.ID, cr[0], rs[0].Status, rs[0].Reason, want)
 			}
@@ -179,7 +179,7 @@ func TestKnownAnswersOnTheDemo(t *testing.T) {
 				t.Errorf("patient %s with HbA1c %v: %s", s.ID, a1c[0], rs[1].Status)
 			}
 		}
-		age, _ := number(one(t, r, `SELECT p.anchor_age + CAST(strftime('%Y', a.admittime) AS INTEGER) - p.anchor_year
+		age, _ := datasets.Number(one(t, r, `SELECT p.anchor_age + CAST(strftime('%Y', a.admittime) AS INTEGER) - p.anchor_year
 			FROM patients p JOIN admissions a ON a.subject_id = p.subject_id WHERE p.subject_id = `+s.ID+` ORDER BY a.admittime DESC LIMIT 1`)[0])
 		if want := map[bool]Status{true: Eligible, false: NotEligible}[age >= 18 && age <= 75]; rs[2].Status != want {
 			t.Errorf("patient %s aged %v: %s for age 18–75", s.ID, age, rs[2].Status)

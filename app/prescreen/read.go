@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/clinsight/clinsight/app/trials"
 	"github.com/clinsight/clinsight/datasets"
@@ -166,7 +165,7 @@ func ReadCohort(ctx context.Context, q Querier, opts ReadOptions) (*Cohort, erro
 	}
 	total := 0
 	if len(res.Rows) == 1 {
-		n, _ := number(res.Rows[0][0])
+		n, _ := datasets.Number(res.Rows[0][0])
 		total = int(n)
 	}
 	res, err = q.Query(ctx, "SELECT DISTINCT "+pcol+" FROM ("+stmt+") AS q WHERE "+pcol+" IS NOT NULL ORDER BY 1 LIMIT "+strconv.Itoa(limit))
@@ -228,9 +227,9 @@ func literal(v any) (string, bool) {
 			return strconv.FormatInt(int64(x), 10), true
 		}
 	case string:
-		return "'" + strings.ReplaceAll(x, "'", "''") + "'", true
+		return datasets.QuoteString(x), true
 	case []byte:
-		return "'" + strings.ReplaceAll(string(x), "'", "''") + "'", true
+		return datasets.QuoteString(string(x)), true
 	}
 	return "", false
 }
@@ -253,9 +252,9 @@ func (r *reader) labItems(ctx context.Context) error {
 		for _, a := range Analytes {
 			for _, l := range a.labels {
 				if pre, ok := strings.CutSuffix(l, "*"); ok {
-					conds = append(conds, "lower(concept_name) LIKE "+quote(pre+"%"))
+					conds = append(conds, "lower(concept_name) LIKE "+datasets.QuoteString(pre+"%"))
 				} else {
-					conds = append(conds, "lower(concept_name) = "+quote(l))
+					conds = append(conds, "lower(concept_name) = "+datasets.QuoteString(l))
 				}
 			}
 		}
@@ -273,7 +272,7 @@ func (r *reader) labItems(ctx context.Context) error {
 	}
 	var lits []string
 	for _, row := range res.Rows {
-		a := MatchLabel(text(row[1]), text(row[2]))
+		a := MatchLabel(datasets.Text(row[1]), datasets.Text(row[2]))
 		if a == nil {
 			continue
 		}
@@ -281,8 +280,8 @@ func (r *reader) labItems(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		id := text(row[0])
-		r.items[id], r.label[id] = a, text(row[1])
+		id := datasets.Text(row[0])
+		r.items[id], r.label[id] = a, datasets.Text(row[1])
 		lits = append(lits, lit)
 	}
 	r.list = strings.Join(lits, ", ")
@@ -296,7 +295,7 @@ func (r *reader) batch(ctx context.Context, rows [][]any, ids string) ([]*Summar
 	latest := map[string]string{} // the latest admission or visit
 	out := make([]*Summary, 0, len(rows))
 	for _, row := range rows {
-		s := &Summary{ID: text(row[0]), Labs: map[string]LabValue{}}
+		s := &Summary{ID: datasets.Text(row[0]), Labs: map[string]LabValue{}}
 		byID[s.ID] = s
 		out = append(out, s)
 	}
@@ -305,28 +304,28 @@ func (r *reader) batch(ctx context.Context, rows [][]any, ids string) ([]*Summar
 		return nil, fmt.Errorf("pre-screen: read the patients' age and sex: %w", err)
 	}
 	for _, row := range res.Rows {
-		s := byID[text(row[0])]
+		s := byID[datasets.Text(row[0])]
 		if s == nil {
 			continue
 		}
-		s.Sex = trials.ParseSex(text(row[1]))
+		s.Sex = trials.ParseSex(datasets.Text(row[1]))
 		if s.Sex == trials.SexUnknown {
-			switch strings.ToLower(text(row[1])) {
+			switch strings.ToLower(datasets.Text(row[1])) {
 			case "female":
 				s.Sex = trials.SexFemale
 			case "male":
 				s.Sex = trials.SexMale
 			}
 		}
-		if d := text(row[4]); d != "" {
+		if d := datasets.Text(row[4]); d != "" {
 			s.Deceased, s.Died = true, d
 		}
-		s.RefDate = text(row[5])
-		latest[s.ID] = text(row[6])
-		if age, ok := number(row[7]); ok {
+		s.RefDate = datasets.Text(row[5])
+		latest[s.ID] = datasets.Text(row[6])
+		if age, ok := datasets.Number(row[7]); ok {
 			s.Age, s.HasAge = age, true
-		} else if anchorAge, ok := number(row[2]); ok {
-			if anchorYear, ok := number(row[3]); ok {
+		} else if anchorAge, ok := datasets.Number(row[2]); ok {
+			if anchorYear, ok := datasets.Number(row[3]); ok {
 				if y, ok := yearOf(s.RefDate); ok {
 					s.Age, s.HasAge = anchorAge+float64(y)-anchorYear, true
 					s.AgeCapped = !r.s.omop && anchorAge >= 90
@@ -340,16 +339,16 @@ func (r *reader) batch(ctx context.Context, rows [][]any, ids string) ([]*Summar
 			return nil, fmt.Errorf("pre-screen: read the patients' diagnoses: %w", err)
 		}
 		for _, row := range res.Rows {
-			s := byID[text(row[0])]
+			s := byID[datasets.Text(row[0])]
 			if s == nil || len(s.Diagnoses) >= MaxDiagnoses {
 				continue
 			}
-			d := Diagnosis{Code: text(row[2]), Title: text(row[3]), Date: text(row[4])}
-			end := text(row[5])
+			d := Diagnosis{Code: datasets.Text(row[2]), Title: datasets.Text(row[3]), Date: datasets.Text(row[4])}
+			end := datasets.Text(row[5])
 			if r.s.omop {
 				d.Active = end == "" || dateOf(end) >= dateOf(s.RefDate)
 			} else {
-				d.Active = text(row[1]) != "" && text(row[1]) == latest[s.ID]
+				d.Active = datasets.Text(row[1]) != "" && datasets.Text(row[1]) == latest[s.ID]
 			}
 			s.Diagnoses = append(s.Diagnoses, d)
 		}
@@ -360,11 +359,11 @@ func (r *reader) batch(ctx context.Context, rows [][]any, ids string) ([]*Summar
 			return nil, fmt.Errorf("pre-screen: read the patients' medications: %w", err)
 		}
 		for _, row := range res.Rows {
-			s := byID[text(row[0])]
+			s := byID[datasets.Text(row[0])]
 			if s == nil || len(s.Medications) >= MaxMedications {
 				continue
 			}
-			s.Medications = append(s.Medications, Medication{Drug: text(row[2]), Date: text(row[3]), Active: text(row[1]) != "" && text(row[1]) == latest[s.ID]})
+			s.Medications = append(s.Medications, Medication{Drug: datasets.Text(row[2]), Date: datasets.Text(row[3]), Active: datasets.Text(row[1]) != "" && datasets.Text(row[1]) == latest[s.ID]})
 		}
 	}
 	if r.s.labs && r.list != "" {
@@ -373,14 +372,14 @@ func (r *reader) batch(ctx context.Context, rows [][]any, ids string) ([]*Summar
 			return nil, fmt.Errorf("pre-screen: read the patients' lab values: %w", err)
 		}
 		for _, row := range res.Rows {
-			s := byID[text(row[0])]
-			a := r.items[text(row[1])]
-			v, ok := number(row[2])
+			s := byID[datasets.Text(row[0])]
+			a := r.items[datasets.Text(row[1])]
+			v, ok := datasets.Number(row[2])
 			if s == nil || a == nil || !ok {
 				continue
 			}
-			lv := LabValue{Analyte: a.Key, Label: r.label[text(row[1])], Value: v, Unit: text(row[3]), Time: text(row[4])}
-			if u, ok := number(row[5]); ok && u > 0 {
+			lv := LabValue{Analyte: a.Key, Label: r.label[datasets.Text(row[1])], Value: v, Unit: datasets.Text(row[3]), Time: datasets.Text(row[4])}
+			if u, ok := datasets.Number(row[5]); ok && u > 0 {
 				lv.ULN = u
 			}
 			if old, ok := s.Labs[a.Key]; !ok || lv.Time > old.Time {
@@ -496,52 +495,6 @@ func (r *reader) labsSQL(ids string) string {
 		"SELECT l.subject_id, l.itemid, l.valuenum, " + uom + " AS uom, l.charttime, " + high + " AS high, " +
 		"ROW_NUMBER() OVER (PARTITION BY l.subject_id, l.itemid ORDER BY l.charttime DESC) AS r " +
 		"FROM labevents l WHERE l.subject_id IN (" + ids + ") AND l.itemid IN (" + r.list + ") AND l.valuenum IS NOT NULL) x WHERE r = 1"
-}
-
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// text renders a value as text ("" for NULL); times as the source would
-// write them.
-func text(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return strings.TrimSpace(x)
-	case []byte:
-		return strings.TrimSpace(string(x))
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return strconv.FormatInt(int64(x), 10)
-		}
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case time.Time:
-		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 {
-			return x.Format("2006-01-02")
-		}
-		return x.Format("2006-01-02 15:04:05")
-	}
-	return strings.TrimSpace(fmt.Sprint(v))
-}
-
-// number reads a numeric value (a numeric text counts).
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case float64:
-		return x, !math.IsNaN(x)
-	case float32:
-		return float64(x), true
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		return f, err == nil
-	}
-	return 0, false
 }
 
 // yearOf reads the year of a date.
