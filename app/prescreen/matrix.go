@@ -117,28 +117,19 @@ func (c TrialCount) Might() int { return c.Eligible + c.Unknown }
 // TrialCounts counts a trial's patients among those who have it in their
 // top K.
 func (m *Matrix) TrialCounts(j int) TrialCount {
-	var c TrialCount
-	for i := range m.Patients {
-		cell := m.Cells[i][j]
-		if !cell.Ranked {
-			continue
-		}
-		switch cell.Status {
-		case Eligible:
-			c.Eligible++
-		case NotEligible:
-			c.NotEligible++
-		default:
-			c.Unknown++
-		}
-	}
-	return c
+	return countCells(len(m.Patients), func(i int) Cell { return m.Cells[i][j] })
 }
 
 // PatientCounts counts a patient's trials by status.
 func (m *Matrix) PatientCounts(i int) TrialCount {
+	return countCells(len(m.Cells[i]), func(j int) Cell { return m.Cells[i][j] })
+}
+
+// countCells counts the ranked cells among at(0) … at(n-1) by status.
+func countCells(n int, at func(k int) Cell) TrialCount {
 	var c TrialCount
-	for _, cell := range m.Cells[i] {
+	for k := range n {
+		cell := at(k)
 		if !cell.Ranked {
 			continue
 		}
@@ -157,30 +148,22 @@ func (m *Matrix) PatientCounts(i int) TrialCount {
 // TrialOrder returns the trials' indexes, those more patients might
 // qualify for first (then more eligible, then by id).
 func (m *Matrix) TrialOrder() []int {
-	idx := make([]int, len(m.Trials))
-	counts := make([]TrialCount, len(m.Trials))
-	for j := range idx {
-		idx[j], counts[j] = j, m.TrialCounts(j)
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(counts[b].Might(), counts[a].Might()); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(counts[b].Eligible, counts[a].Eligible); c != 0 {
-			return c
-		}
-		return cmp.Compare(m.Trials[a].ID, m.Trials[b].ID)
-	})
-	return idx
+	return order(len(m.Trials), m.TrialCounts, func(j int) string { return m.Trials[j].ID })
 }
 
 // PatientOrder returns the patients' indexes, those who might qualify for
-// more trials first (then by id).
+// more trials first (then more eligible, then by id).
 func (m *Matrix) PatientOrder() []int {
-	idx := make([]int, len(m.Patients))
-	counts := make([]TrialCount, len(m.Patients))
-	for i := range idx {
-		idx[i], counts[i] = i, m.PatientCounts(i)
+	return order(len(m.Patients), m.PatientCounts, func(i int) string { return m.Patients[i].ID })
+}
+
+// order returns the indexes 0 … n-1, those whose count might qualify more
+// first, then more eligible, then by id.
+func order(n int, count func(int) TrialCount, id func(int) string) []int {
+	idx := make([]int, n)
+	counts := make([]TrialCount, n)
+	for k := range idx {
+		idx[k], counts[k] = k, count(k)
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
 		if c := cmp.Compare(counts[b].Might(), counts[a].Might()); c != 0 {
@@ -189,7 +172,7 @@ func (m *Matrix) PatientOrder() []int {
 		if c := cmp.Compare(counts[b].Eligible, counts[a].Eligible); c != 0 {
 			return c
 		}
-		return cmp.Compare(m.Patients[a].ID, m.Patients[b].ID)
+		return cmp.Compare(id(a), id(b))
 	})
 	return idx
 }
