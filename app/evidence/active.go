@@ -124,7 +124,9 @@ func docTerms(d ActiveDoc, opt FeatureOptions) []string {
 	return out
 }
 
-// BuildFeatures computes the features of docs.
+// BuildFeatures computes the features of docs. Terms are counted per
+// record in flat slices (a map per record held 50,000 maps for a
+// 50,000-record review); the matrix is the same.
 func BuildFeatures(ctx context.Context, docs []ActiveDoc, opt FeatureOptions) (*Features, error) {
 	if len(docs) > maxActiveRecords {
 		return nil, fmt.Errorf("active learning: %d records is more than the %d one review can hold", len(docs), maxActiveRecords)
@@ -132,25 +134,36 @@ func BuildFeatures(ctx context.Context, docs []ActiveDoc, opt FeatureOptions) (*
 	minDF := max(opt.MinDF, 1)
 	ids := map[string]int32{}
 	var df []int32
-	counts := make([]map[int32]int32, len(docs))
+	// Every record's distinct terms and their counts, record after record:
+	// record i's are termID/termTF[termPtr[i]:termPtr[i+1]].
+	termPtr := make([]int, 1, len(docs)+1)
+	var termID, termTF []int32
+	var tf []int32 // count of each term in the current record
 	for i, d := range docs {
 		if i%256 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("active learning: building features: %w", ctx.Err())
 		}
-		tf := map[int32]int32{}
+		from := len(termID)
 		for _, t := range docTerms(d, opt) {
 			id, ok := ids[t]
 			if !ok {
 				id = int32(len(df))
 				ids[t] = id
 				df = append(df, 0)
+				tf = append(tf, 0)
 			}
 			if tf[id] == 0 {
 				df[id]++
+				termID = append(termID, id)
 			}
 			tf[id]++
 		}
-		counts[i] = tf
+		termTF = slices.Grow(termTF, len(termID)-from)
+		for _, id := range termID[from:] {
+			termTF = append(termTF, tf[id])
+			tf[id] = 0
+		}
+		termPtr = append(termPtr, len(termID))
 	}
 	// Keep terms with df >= minDF, renumbered in order of first use.
 	remap := make([]int32, len(df))
@@ -169,24 +182,27 @@ func BuildFeatures(ctx context.Context, docs []ActiveDoc, opt FeatureOptions) (*
 		f.vocab = append(f.vocab, names[id])
 		idf = append(idf, textsearch.SmoothIDF(len(docs), int(d)))
 	}
-	for _, tf := range counts {
-		var cols []int32
-		for id := range tf {
-			if remap[id] >= 0 {
-				cols = append(cols, id)
+	type idCount struct{ id, tf int32 }
+	var row []idCount
+	var ws []float64
+	for i := range docs {
+		row = row[:0]
+		for k := termPtr[i]; k < termPtr[i+1]; k++ {
+			if remap[termID[k]] >= 0 {
+				row = append(row, idCount{termID[k], termTF[k]})
 			}
 		}
-		slices.Sort(cols)
+		slices.SortFunc(row, func(a, b idCount) int { return int(a.id - b.id) })
 		var norm float64
-		ws := make([]float64, len(cols))
-		for k, id := range cols {
-			w := (1 + math.Log(float64(tf[id]))) * idf[remap[id]]
-			ws[k] = w
+		ws = ws[:0]
+		for _, tc := range row {
+			w := (1 + math.Log(float64(tc.tf))) * idf[remap[tc.id]]
+			ws = append(ws, w)
 			norm += w * w
 		}
 		norm = math.Sqrt(norm)
-		for k, id := range cols {
-			f.col = append(f.col, remap[id])
+		for k, tc := range row {
+			f.col = append(f.col, remap[tc.id])
 			f.val = append(f.val, float32(ws[k]/norm))
 		}
 		f.rowPtr = append(f.rowPtr, int32(len(f.col)))
