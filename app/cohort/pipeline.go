@@ -273,9 +273,18 @@ type run struct {
 
 // emit sends an event to the front end.
 func (r *run) emit(e Event) {
-	if r.on != nil {
-		r.on(e)
+	if r.on == nil {
+		return
 	}
+	// A listener may read the retrieval later on another goroutine (the
+	// desktop app's UI loop) while the run goes on revising it
+	// (MergeConceptTables replaces its tables and values): it gets its own
+	// copy of the struct, whose slices the run replaces, never mutates.
+	if e.Retrieval != nil {
+		ret := *e.Retrieval
+		e.Retrieval = &ret
+	}
+	r.on(e)
 }
 
 // timed runs f as part of stage name, adding its duration to the stage's.
