@@ -25,6 +25,8 @@ func newEvidenceCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newEvidenceTeamCmds(f)...) // saved reviews: reviewers, decisions, conflicts, prisma (evidence_team.go)
 	cmd.AddCommand(newEvidenceDecideCmd(f))   // saved reviews: screening decisions (evidence_decide.go)
 	// saved reviews: outcomes, arm choices, meta-analysis (evidence_outcomes.go)
+	cmd.AddCommand(newEvidenceOutcomesCmds(f)...)
+	// saved reviews: outcomes, arm choices, meta-analysis (evidence_outcomes.go)
 	return cmd
 }
 

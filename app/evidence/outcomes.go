@@ -49,7 +49,8 @@ func (o *Outcome) Name() string {
 // NumOutcomes returns the number of outcomes of the review (at least 1).
 func (p *Project) NumOutcomes() int { return 1 + len(p.OtherOutcomes) }
 
-// OutcomeAt returns outcome i (0 is the first), nil when out of range.
+// OutcomeAt returns outcome i (0 is the first; messages number outcomes
+// from 1), nil when out of range.
 // The pointer is valid until an outcome is added or removed.
 func (p *Project) OutcomeAt(i int) *Outcome {
 	switch {
@@ -66,14 +67,15 @@ func (p *Project) outcome(i int) (*Outcome, error) {
 	if o := p.OutcomeAt(i); o != nil {
 		return o, nil
 	}
-	return nil, fmt.Errorf("the review has no outcome %d; its outcomes are %s", i, p.outcomeList())
+	return nil, fmt.Errorf("the review has no outcome %d; its outcomes are %s", i+1, p.outcomeList())
 }
 
-// outcomeList names the outcomes for messages: `0 "overall survival", 1 "toxicity"`.
+// outcomeList names the outcomes for messages, numbered from 1 as people
+// count them: `1 "overall survival", 2 "toxicity"`.
 func (p *Project) outcomeList() string {
 	names := make([]string, p.NumOutcomes())
 	for i := range names {
-		names[i] = fmt.Sprintf("%d %q", i, p.OutcomeAt(i).Name())
+		names[i] = fmt.Sprintf("%d %q", i+1, p.OutcomeAt(i).Name())
 	}
 	return strings.Join(names, ", ")
 }
@@ -106,7 +108,7 @@ func (p *Project) AddOutcome(spec ResultSpec) (int, error) {
 	}
 	for i := range p.NumOutcomes() {
 		if strings.EqualFold(cleanSpace(p.OutcomeAt(i).Result.Outcome), spec.Outcome) {
-			return 0, fmt.Errorf("the review already has the outcome %q (outcome %d): give the new one another name", spec.Outcome, i)
+			return 0, fmt.Errorf("the review already has the outcome %q (outcome %d): give the new one another name", spec.Outcome, i+1)
 		}
 	}
 	if p.NumOutcomes() >= MaxOutcomes {
@@ -158,12 +160,12 @@ func (p *Project) validateOutcomes() error {
 		name := strings.ToLower(cleanSpace(p.OutcomeAt(i).Result.Outcome))
 		if name == "" {
 			if i > 0 {
-				return fmt.Errorf("outcome %d has no name", i)
+				return fmt.Errorf("outcome %d has no name", i+1)
 			}
 			continue
 		}
 		if j, ok := seen[name]; ok {
-			return fmt.Errorf("outcomes %d and %d are both %q", j, i, p.OutcomeAt(i).Name())
+			return fmt.Errorf("outcomes %d and %d are both %q", j+1, i+1, p.OutcomeAt(i).Name())
 		}
 		seen[name] = i
 	}

@@ -75,7 +75,7 @@ func TestAddRemoveOutcomes(t *testing.T) {
 	if i, err := p.AddOutcome(ResultSpec{Outcome: "overall survival", Measure: RatioCI}); err != nil || i != 0 || p.NumOutcomes() != 1 || p.Version != 1 {
 		t.Fatalf("first: %d, %v, %d outcomes, version %d", i, err, p.NumOutcomes(), p.Version)
 	}
-	if _, err := p.AddOutcome(ResultSpec{Outcome: "Overall Survival", Measure: TwoGroups}); err == nil || !strings.Contains(err.Error(), `already has the outcome "Overall Survival" (outcome 0)`) {
+	if _, err := p.AddOutcome(ResultSpec{Outcome: "Overall Survival", Measure: TwoGroups}); err == nil || !strings.Contains(err.Error(), `already has the outcome "Overall Survival" (outcome 1)`) {
 		t.Errorf("duplicate name: %v", err)
 	}
 	if _, err := p.AddOutcome(ResultSpec{Outcome: "toxicity"}); err == nil {
@@ -87,7 +87,7 @@ func TestAddRemoveOutcomes(t *testing.T) {
 	if i, err := p.AddOutcome(ResultSpec{Outcome: "pain", Measure: MeansSDs}); err != nil || i != 2 {
 		t.Fatalf("third: %d, %v", i, err)
 	}
-	if err := p.RemoveOutcome(5); err == nil || !strings.Contains(err.Error(), `0 "overall survival", 1 "toxicity", 2 "pain"`) {
+	if err := p.RemoveOutcome(5); err == nil || !strings.Contains(err.Error(), `no outcome 6; its outcomes are 1 "overall survival", 2 "toxicity", 3 "pain"`) {
 		t.Errorf("bad index: %v", err)
 	}
 	mustDo(t, p.RemoveOutcome(0))
@@ -232,7 +232,7 @@ func TestThreeArmStudyNeedsTheUsersChoice(t *testing.T) {
 		{0, "t3", ArmChoice{Treatment: []string{"high dose"}}, `choose at least one control group of Tan 2020`},
 		{0, "t3", ArmChoice{Treatment: []string{"high dose"}, Control: []string{"high dose"}}, `"high dose" of Tan 2020 is chosen twice`},
 		{0, "t9", ArmChoice{Treatment: []string{"a"}, Control: []string{"b"}}, `t9 has no result extracted for "response"`},
-		{7, "t3", ArmChoice{Treatment: []string{"a"}}, `no outcome 7; its outcomes are 0 "response", 1 "pain"`},
+		{7, "t3", ArmChoice{Treatment: []string{"a"}}, `no outcome 8; its outcomes are 1 "response", 2 "pain"`},
 	} {
 		if err := p.SetArms(tc.outcome, tc.id, tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("SetArms(%d, %s, %v): %v, want %q", tc.outcome, tc.id, tc.c, err, tc.want)
