@@ -26,7 +26,6 @@ func newEvidenceCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newEvidenceDecideCmd(f))   // saved reviews: screening decisions (evidence_decide.go)
 	// saved reviews: outcomes, arm choices, meta-analysis (evidence_outcomes.go)
 	cmd.AddCommand(newEvidenceOutcomesCmds(f)...)
-	// saved reviews: outcomes, arm choices, meta-analysis (evidence_outcomes.go)
 	return cmd
 }
 
