@@ -364,6 +364,20 @@ var (
 	rangeRe   = regexp.MustCompile(fillerP + numP + `\s*` + unitP + `\s*(?:-|to)\s*` + numP + `\s*` + unitP)
 )
 
+// bounds reads the groups of a between or range match (1 the low value,
+// 2 its unit, 3 the high value, 4 its unit): the bounds, the low one in
+// years when only it was given in months, and the unit (the high value's,
+// else the low one's).
+func bounds(g []string) (lo, hi float64, unit string) {
+	lo, _ = strconv.ParseFloat(g[1], 64)
+	hi, _ = strconv.ParseFloat(g[3], 64)
+	unit = g[4]
+	if unit == "" {
+		unit = g[2]
+	}
+	return monthsToYears(lo, g[2], g[4]), hi, unit
+}
+
 // parseExpr reads the comparison at the start of rest (after filler
 // words) for an analyte (or AgeKey), and returns its checks (one, or two
 // for "> 7% and < 10%") and the bytes read.
@@ -376,14 +390,7 @@ func parseExpr(rest, key string) ([]Check, int) {
 		return finishUnit(Check{Analyte: key, Op: op, Value: x}, unit)
 	}
 	if m := betweenRe.FindStringSubmatchIndex(rest); m != nil {
-		g := groups(rest, m)
-		lo, _ := strconv.ParseFloat(g[1], 64)
-		hi, _ := strconv.ParseFloat(g[3], 64)
-		unit := g[4]
-		if unit == "" {
-			unit = g[2]
-		}
-		lo = monthsToYears(lo, g[2], g[4])
+		lo, hi, unit := bounds(groups(rest, m))
 		if lo > hi {
 			lo, hi = hi, lo
 		}
@@ -418,14 +425,7 @@ func parseExpr(rest, key string) ([]Check, int) {
 		return []Check{first, second}, m[1]
 	}
 	if m := rangeRe.FindStringSubmatchIndex(rest); m != nil {
-		g := groups(rest, m)
-		lo, _ := strconv.ParseFloat(g[1], 64)
-		hi, _ := strconv.ParseFloat(g[3], 64)
-		unit := g[4]
-		if unit == "" {
-			unit = g[2]
-		}
-		lo = monthsToYears(lo, g[2], g[4])
+		lo, hi, unit := bounds(groups(rest, m))
 		if lo > hi {
 			return nil, 0
 		}
