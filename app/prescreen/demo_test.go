@@ -197,6 +197,14 @@ func TestKnownAnswersOnTheDemo(t *testing.T) {
 // (seed 1), model-free.
 func demoPipeline(t testing.TB) *trials.Pipeline {
 	t.Helper()
+	return demoPipelineWith(t, trials.Config{})
+}
+
+// demoPipelineWith builds the trial matching pipeline on the demo trials
+// (seed 1) with cfg's model and options; the database, the embedder and
+// the item collection are set here.
+func demoPipelineWith(t testing.TB, cfg trials.Config) *trials.Pipeline {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := datasets.OpenReadWrite(ctx, filepath.Join(dir, "trials.sqlite"))
@@ -216,7 +224,8 @@ func demoPipeline(t testing.TB) *trials.Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := trials.New(trials.Config{DB: db, Embedder: emb, Items: items})
+	cfg.DB, cfg.Embedder, cfg.Items = db, emb, items
+	p, err := trials.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

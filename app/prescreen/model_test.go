@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,10 +11,8 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/clinsight/clinsight/app/trials"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
-	"github.com/clinsight/clinsight/vectorstore"
 )
 
 func isEligibilityPrompt(req api.ChatRequest) bool {
@@ -66,29 +63,8 @@ func TestRunWithTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	db, err := datasets.OpenReadWrite(ctx, filepath.Join(dir, "trials.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := trials.DemoData(ctx, db, 1); err != nil {
-		t.Fatal(err)
-	}
-	store, err := vectorstore.Open(filepath.Join(dir, "vectors"), vectorstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb := vectorstore.NewLexicalEmbedder(0)
-	items, err := store.Collection(ctx, "items", emb)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const k = 3
-	p, err := trials.New(trials.Config{DB: db, Chat: client, Model: "m", Embedder: emb, Items: items, Options: trials.Options{EligibilityTop: k}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := demoPipelineWith(t, trials.Config{Chat: client, Model: "m", Options: trials.Options{EligibilityTop: k}})
 	pats := demoSummaries(t, 6)
 	mx, err := Run(ctx, p, pats, Options{Top: k, UseModel: true, Workers: 2})
 	if err != nil {
