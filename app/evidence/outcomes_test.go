@@ -255,3 +255,31 @@ func TestThreeArmStudyNeedsTheUsersChoice(t *testing.T) {
 		t.Errorf("cleared: %v", p.ArmsNeeded(1))
 	}
 }
+
+// TestOutcomeEditsAndNextStep: a correction of one outcome's result leaves
+// the other's alone, and a resumed review opens on Results while an
+// outcome lacks a study's result.
+func TestOutcomeEditsAndNextStep(t *testing.T) {
+	p := armsProject(t)
+	p.PICO = PICO{Population: "adults with chronic pain", Intervention: "drug X"}
+	if got := p.NextStep(); got != StepMeta {
+		t.Errorf("next step %s with every result", got)
+	}
+	mustDo(t, p.EditGroupFor(1, "t1", 0, RoleTreatment, []string{"31", "", "", "6.5", "2"}, nil))
+	if g := p.OutcomeAt(1).Results["t1"].Groups[0]; g.N.Value != 31 || g.Mean.Value != 6.5 || !p.OutcomeAt(1).Results["t1"].Edited {
+		t.Errorf("edited group %+v", g)
+	}
+	if g := p.OutcomeAt(0).Results["t1"].Groups[0]; g.N.Value != 30 || p.OutcomeAt(0).Results["t1"].Edited {
+		t.Errorf("the other outcome's group changed: %+v", g)
+	}
+	if rows := p.ResultRowsFor(1); len(rows) != 7 || rows[0].Numbers[0].Value != 31 || !rows[0].Edited {
+		t.Errorf("result rows %+v", rows)
+	}
+	if err := p.EditGroupFor(4, "t1", 0, "", nil, nil); err == nil || !strings.Contains(err.Error(), "no outcome 5") {
+		t.Errorf("unknown outcome: %v", err)
+	}
+	delete(p.OutcomeAt(1).Results, "t2")
+	if got := p.NextStep(); got != StepResults {
+		t.Errorf("next step %s with a result missing in the second outcome", got)
+	}
+}

@@ -388,6 +388,33 @@ func TestSessionReviewSteps(t *testing.T) {
 	if rows, problems := p.StandardTable(); len(rows) != 2 || len(problems) != 0 {
 		t.Errorf("re-extracted: %d rows, problems %q", len(rows), problems)
 	}
+
+	// A second outcome: its own extraction (the model is asked again for
+	// each study), table and meta-analysis; the first outcome is untouched.
+	before := snapshot(t, &Project{Outcome: p.Outcome})
+	o2, err := p.AddOutcome(ResultSpec{Outcome: "local tumor progression at 2 years", Cohort: "MWA (treatment) vs RFA (control)", Measure: TwoGroups})
+	if err != nil || o2 != 1 {
+		t.Fatalf("AddOutcome: %d, %v", o2, err)
+	}
+	calls = m.count("results")
+	if err := s.ExtractResults(ctx, o2, nil); err != nil || m.count("results") != calls+2 || len(p.OutcomeAt(o2).Results) != 2 {
+		t.Fatalf("second outcome: %v, %d calls, %d results", err, m.count("results")-calls, len(p.OutcomeAt(o2).Results))
+	}
+	if rows, problems := p.StandardTableFor(o2); len(rows) != 2 || len(problems) != 0 {
+		t.Errorf("second outcome's table: %d rows, problems %q", len(rows), problems)
+	}
+	if _, res, err := p.AnalyzeOutcome(o2); err != nil || res.K != 2 {
+		t.Errorf("second outcome's analysis: %+v, %v", res, err)
+	}
+	if snapshot(t, &Project{Outcome: p.Outcome}) != before {
+		t.Error("extracting the second outcome changed the first")
+	}
+	if err := s.ExtractResults(ctx, 0, nil); err != nil || m.count("results") != calls+2 {
+		t.Errorf("first outcome again: %v, %d calls", err, m.count("results")-calls)
+	}
+	if err := s.ExtractResults(ctx, 2, nil); err == nil || !strings.Contains(err.Error(), "no outcome 3") {
+		t.Errorf("unknown outcome: %v", err)
+	}
 }
 
 func TestSessionModelFailureLeavesProjectUnchanged(t *testing.T) {
