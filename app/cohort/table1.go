@@ -488,17 +488,24 @@ func (b table1SQL) patients(ctx context.Context, q Querier, labs []string) ([]*t
 	}
 	var sel strings.Builder
 	sel.WriteString(b.with())
+	if b.s.labs && len(labs) > 0 {
+		sel.WriteString(b.firstLabs(labs))
+	}
 	los := "(julianday(a.dischtime) - julianday(a.admittime))"
 	if querierDialect(q) == datasets.DialectPostgres {
 		los = "(EXTRACT(EPOCH FROM (CAST(a.dischtime AS timestamp) - CAST(a.admittime AS timestamp))) / 86400.0)"
 	}
 	sel.WriteString("SELECT pop.pid, pop.stratum, " + age + " AS age, p.gender, " + race + " AS race, a.admission_type, " + los + " AS los")
 	if b.s.labs {
-		for i, lab := range labs {
-			fmt.Fprintf(&sel, ",\n (SELECT l.valuenum FROM labevents l WHERE l.hadm_id = idx.hadm_id AND l.itemid IN (%s) AND l.valuenum IS NOT NULL ORDER BY l.charttime, l.valuenum LIMIT 1) AS lab%d", b.labItems(lab), i)
+		for i := range labs {
+			fmt.Fprintf(&sel, ", fl.lab%d", i)
 		}
 	}
-	sel.WriteString("\nFROM pop LEFT JOIN patients p ON p.subject_id = pop.pid LEFT JOIN idx ON idx.pid = pop.pid LEFT JOIN admissions a ON a.hadm_id = idx.hadm_id ORDER BY pop.pid")
+	sel.WriteString("\nFROM pop LEFT JOIN patients p ON p.subject_id = pop.pid LEFT JOIN idx ON idx.pid = pop.pid LEFT JOIN admissions a ON a.hadm_id = idx.hadm_id")
+	if b.s.labs && len(labs) > 0 {
+		sel.WriteString(" LEFT JOIN fl ON fl.pid = pop.pid")
+	}
+	sel.WriteString(" ORDER BY pop.pid")
 	res, err := q.Query(ctx, sel.String())
 	if err != nil {
 		return nil, fmt.Errorf("make Table 1: read the patients: %w", err)
@@ -523,6 +530,31 @@ func (b table1SQL) patients(ctx context.Context, q Querier, labs []string) ([]*t
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// firstLabs continues the WITH clause of with() with fl: one row per
+// index admission's patient with the first numeric value of each lab test
+// (by chart time, then value) as lab0, lab1, .... A join with a window
+// function, not a subquery per patient and test: without an index on
+// labevents(hadm_id) — MIMIC-IV's PostgreSQL build has none until
+// mimic-code's index script is run — those subqueries scanned the table
+// once per patient and test (23 s for 58 patients of the MIMIC-IV demo
+// on PostgreSQL, against 0.1 s as a join).
+func (b table1SQL) firstLabs(labs []string) string {
+	var w strings.Builder
+	w.WriteString(",\nlv AS (")
+	for i, lab := range labs {
+		if i > 0 {
+			w.WriteString("\n UNION ALL ")
+		}
+		fmt.Fprintf(&w, "SELECT idx.pid AS pid, %d AS k, l.charttime AS ct, l.valuenum AS v FROM idx JOIN labevents l ON l.hadm_id = idx.hadm_id WHERE l.itemid IN (%s) AND l.valuenum IS NOT NULL", i, b.labItems(lab))
+	}
+	w.WriteString("),\nfl AS (SELECT pid")
+	for i := range labs {
+		fmt.Fprintf(&w, ", MAX(CASE WHEN k = %d THEN v END) AS lab%d", i, i)
+	}
+	w.WriteString(" FROM (SELECT pid, k, v, ROW_NUMBER() OVER (PARTITION BY pid, k ORDER BY ct, v) AS rn FROM lv) AS f WHERE rn = 1 GROUP BY pid)\n")
+	return w.String()
 }
 
 // labInfo returns a lab test's label as the source spells it (lab when
