@@ -123,12 +123,13 @@ func newResultsView(s *EvidenceScreen) *resultsView {
 	v.problems.Wrapping = fyne.TextWrapWord
 	v.problems.Importance = widget.WarningImportance
 
-	form := widget.NewForm(
-		widget.NewFormItem("Name", v.outcome),
-		widget.NewFormItem("Cohort", v.cohort),
-		widget.NewFormItem("Shape", v.shapeSel),
-	)
-	top := container.NewVBox(v.bar.content, form, container.NewHBox(v.resultsBtn, v.editGroupBtn, v.armsBtn), v.status)
+	// Two rows for the outcome's spec and the buttons, so that the tables
+	// keep their room at 1024×640.
+	top := container.NewVBox(
+		v.bar.content,
+		container.NewGridWithColumns(2, widget.NewForm(widget.NewFormItem("Name", v.outcome)), widget.NewForm(widget.NewFormItem("Cohort", v.cohort))),
+		container.NewBorder(nil, nil, nil, container.NewHBox(v.resultsBtn, v.editGroupBtn, v.armsBtn), widget.NewForm(widget.NewFormItem("Shape", v.shapeSel))),
+		v.status)
 	tables := container.NewVSplit(
 		container.NewBorder(bold("Groups as extracted (⚠: the number is not in its cited chunks)"), nil, nil, nil, v.groupsTable),
 		container.NewBorder(bold("Standardized table (computed, the input of the meta-analysis)"), v.problems, nil, nil, v.standardTable),
