@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -24,13 +25,7 @@ func mimicPostgresSource(t *testing.T, ws *Workspace) Source {
 	db := c.CreateDatabase(t, "appcohort")
 	c.LoadMIMICDemo(t, db)
 	const role = "app_cohort_reader"
-	c.Exec(t, db, postgres.ReaderGrants(role, db, []string{"mimiciv_hosp", "mimiciv_icu"}))
-	c.Exec(t, db, "ALTER ROLE "+role+" PASSWORD 'cohort-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+role)
-		c.Exec(t, "postgres", "DROP ROLE "+role)
-	})
-	t.Setenv("APP_COHORT_PW", "cohort-secret")
+	c.Reader(t, db, role, postgres.ReaderGrants(role, db, []string{"mimiciv_hosp", "mimiciv_icu"}), "APP_COHORT_PW")
 	if _, err := ws.AddPostgres("pgmimic", postgres.Source{DSN: c.URL(role, db), Schemas: []string{"mimiciv_hosp", "mimiciv_icu"},
 		PasswordEnv: "APP_COHORT_PW"}); err != nil {
 		t.Fatal(err)
@@ -85,7 +80,7 @@ func TestCohortOnPostgresRepairsWithTheServersError(t *testing.T) {
 	if len(ans.Attempts) != 2 || ans.Attempts[0].Stage != "validate" || !strings.Contains(ans.Attempts[0].Error, `column "anchor_ages" does not exist`) {
 		t.Errorf("attempts: %+v", ans.Attempts)
 	}
-	if !strings.Contains(ans.DataSource, "pgmimic (PostgreSQL") || strings.Contains(ans.DataSource, "cohort-secret") {
+	if !strings.Contains(ans.DataSource, "pgmimic (PostgreSQL") || strings.Contains(ans.DataSource, os.Getenv("APP_COHORT_PW")) {
 		t.Errorf("data source %q", ans.DataSource)
 	}
 

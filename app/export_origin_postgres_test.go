@@ -24,13 +24,7 @@ func TestExportRenamedIdentifiersOnPostgres(t *testing.T) {
 	c.Exec(t, db, "CREATE TABLE patients (subject_id int PRIMARY KEY, dod date, gender text); "+
 		"INSERT INTO patients VALUES (10001479, '2180-03-01', 'F'), (10002061, NULL, 'M'), (10002819, '2181-05-06', 'F')")
 	const role = "app_origin_reader"
-	c.Exec(t, db, postgres.ReaderGrants(role, db, []string{"public"}))
-	c.Exec(t, db, "ALTER ROLE "+role+" PASSWORD 'origin-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+role)
-		c.Exec(t, "postgres", "DROP ROLE "+role)
-	})
-	t.Setenv("APP_ORIGIN_PW", "origin-secret")
+	c.Reader(t, db, role, postgres.ReaderGrants(role, db, []string{"public"}), "APP_ORIGIN_PW")
 	ctx := context.Background()
 	ws := openTemp(t)
 	if _, err := ws.AddPostgres("pg", postgres.Source{DSN: c.URL(role, db), PasswordEnv: "APP_ORIGIN_PW"}); err != nil {

@@ -17,13 +17,7 @@ func TestPostgresSourceHasOnePool(t *testing.T) {
 	db := c.CreateDatabase(t, "apppool")
 	c.Exec(t, db, "CREATE TABLE notes (id int PRIMARY KEY, body text); INSERT INTO notes SELECT g, 'n' || g FROM generate_series(1, 50) g")
 	const role = "app_pool_reader"
-	c.Exec(t, db, postgres.ReaderGrants(role, db, []string{"public"}))
-	c.Exec(t, db, "ALTER ROLE "+role+" PASSWORD 'pool-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+role)
-		c.Exec(t, "postgres", "DROP ROLE "+role)
-	})
-	t.Setenv("APP_POOL_PW", "pool-secret")
+	c.Reader(t, db, role, postgres.ReaderGrants(role, db, []string{"public"}), "APP_POOL_PW")
 	ctx := context.Background()
 	ws := openTemp(t)
 	if _, err := ws.AddPostgres("notes", postgres.Source{DSN: c.URL(role, db), PasswordEnv: "APP_POOL_PW"}); err != nil {

@@ -53,13 +53,7 @@ func TestPostgresEngineLifetime(t *testing.T) {
 	db := c.CreateDatabase(t, "applife")
 	c.Exec(t, db, "CREATE TABLE notes (id int PRIMARY KEY, body text); INSERT INTO notes VALUES (1, 'a'), (2, 'b')")
 	const role = "app_life_reader"
-	c.Exec(t, db, postgres.ReaderGrants(role, db, []string{"public"}))
-	c.Exec(t, db, "ALTER ROLE "+role+" PASSWORD 'life-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+role)
-		c.Exec(t, "postgres", "DROP ROLE "+role)
-	})
-	t.Setenv("APP_LIFE_PW", "life-secret")
+	c.Reader(t, db, role, postgres.ReaderGrants(role, db, []string{"public"}), "APP_LIFE_PW")
 	ctx := context.Background()
 
 	ws := openTemp(t)
@@ -86,7 +80,7 @@ func TestPostgresEngineLifetime(t *testing.T) {
 	if n := backends(t, c, role); n < 1 {
 		t.Errorf("no session of %s while the source is in use", role)
 	}
-	if d := data.Describe(src); !strings.Contains(d, "user "+role) || !strings.Contains(d, "database "+db) || strings.Contains(d, "life-secret") {
+	if d := data.Describe(src); !strings.Contains(d, "user "+role) || !strings.Contains(d, "database "+db) || strings.Contains(d, os.Getenv("APP_LIFE_PW")) {
 		t.Errorf("describe: %q", d)
 	}
 	var refused *datasets.RefusedError

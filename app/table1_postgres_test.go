@@ -23,13 +23,7 @@ func TestTable1OnPostgresEqualsSQLite(t *testing.T) {
 	db := c.CreateDatabase(t, "t1mimic")
 	c.LoadMIMICDemo(t, db)
 	const reader = "t1_reader"
-	c.Exec(t, db, postgres.ReaderGrants(reader, db, []string{"mimiciv_hosp", "mimiciv_icu"}))
-	c.Exec(t, db, "ALTER ROLE "+reader+" PASSWORD 't1-reader-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+reader)
-		c.Exec(t, "postgres", "DROP ROLE "+reader)
-	})
-	t.Setenv("T1_READER_PW", "t1-reader-secret")
+	c.Reader(t, db, reader, postgres.ReaderGrants(reader, db, []string{"mimiciv_hosp", "mimiciv_icu"}), "T1_READER_PW")
 	ws, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -23,13 +23,7 @@ func syntheaOnPostgres(t *testing.T) *postgres.Engine {
 		t.Fatalf("loaded %v", counts)
 	}
 	const reader = "omop_reader"
-	c.Exec(t, db, postgres.ReaderGrants(reader, db, []string{"cdm"}))
-	c.Exec(t, db, "ALTER ROLE "+reader+" PASSWORD 'omop-reader-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+reader)
-		c.Exec(t, "postgres", "DROP ROLE "+reader)
-	})
-	t.Setenv("OMOP_READER_PW", "omop-reader-secret")
+	c.Reader(t, db, reader, postgres.ReaderGrants(reader, db, []string{"cdm"}), "OMOP_READER_PW")
 	eng, err := postgres.Open(context.Background(), postgres.Source{DSN: c.URL(reader, db), Schemas: []string{"cdm"}, PasswordEnv: "OMOP_READER_PW"}, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -351,6 +351,25 @@ func (c *Cluster) CreateRole(t testing.TB, name string, attrs ...string) string 
 	return pw
 }
 
+// Reader runs grants in db (the SQL that creates the login role role and
+// lets it read, postgres.ReaderGrants), gives the role a random password,
+// sets the environment variable env to it for the test (a source's
+// PasswordEnv) and drops the role and what it owns when the test ends. It
+// returns the role's URL for db, which holds no password.
+func (c *Cluster) Reader(t testing.TB, db, role, grants, env string) string {
+	t.Helper()
+	c.Exec(t, db, grants)
+	pw := randomHex(12)
+	ident := pgx.Identifier{role}.Sanitize()
+	c.Exec(t, db, "ALTER ROLE "+ident+" PASSWORD '"+pw+"'")
+	t.Cleanup(func() {
+		c.Exec(t, db, "DROP OWNED BY "+ident)
+		c.Exec(t, "postgres", "DROP ROLE "+ident)
+	})
+	t.Setenv(env, pw)
+	return c.URL(role, db)
+}
+
 // PgDump runs pg_dump as the superuser on database db with extra
 // arguments (for example "--data-only") and returns its output.
 func (c *Cluster) PgDump(ctx context.Context, db string, args ...string) ([]byte, error) {
