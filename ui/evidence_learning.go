@@ -40,6 +40,12 @@ func (v *screeningView) decideAndNext(id string, include bool, reason string) {
 	}
 }
 
+// bigReview is the number of candidates from which the Screen step says
+// that the first ranking takes a while (building the learner's features
+// takes about 3 s of processor time per 10,000 records:
+// BenchmarkScreenLearnerBuild).
+const bigReview = 5000
+
 // requestRank has the review rank the undecided studies again off the UI
 // goroutine; the ranking applies when it ends.
 func (v *screeningView) requestRank() {
@@ -53,6 +59,10 @@ func (v *screeningView) requestRank() {
 	}
 	v.rankBusy = true
 	gen := v.rankGen
+	if v.ranking == nil && len(v.rows) >= bigReview {
+		// The first ranking reads and indexes every candidate's text.
+		v.learnStatus.SetText(fmt.Sprintf("Reading the %d candidates' titles and abstracts to rank them; with this many, the first ranking takes a while (screening can start meanwhile).", len(v.rows)))
+	}
 	go func() {
 		rk, err := r.Rank(v.s.ctx)
 		fyne.Do(func() {
