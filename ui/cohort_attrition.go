@@ -61,30 +61,7 @@ func (s *CohortScreen) addAttrition() *cohortAttrition {
 	})
 	x.busyRow = container.NewBorder(nil, nil, nil, x.cancelBtn, x.bar)
 	x.busyRow.Hide()
-	x.table = widget.NewTable(
-		func() (int, int) { return len(x.rows), len(x.header) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			text := ""
-			if id.Row < len(x.rows) && id.Col < len(x.rows[id.Row]) {
-				text = x.rows[id.Row][id.Col]
-			}
-			o.(*widget.Label).SetText(text)
-		},
-	)
-	x.table.ShowHeaderRow = true
-	x.table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	x.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 && id.Col < len(x.header) {
-			o.(*widget.Label).SetText(x.header[id.Col])
-		}
-	}
+	x.table = newCellsTable(func() []string { return x.header }, func() [][]string { return x.rows })
 	for i, w := range []float32{50, 320, 150, 85, 85} {
 		x.table.SetColumnWidth(i, w)
 	}

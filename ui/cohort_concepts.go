@@ -279,18 +279,7 @@ func newConceptTable(cols []tableColumn, rows func() int, cell func(row, col int
 			b.Show()
 		},
 	)
-	t.ShowHeaderRow = true
-	t.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	t.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 && id.Col < len(cols) {
-			o.(*widget.Label).SetText(cols[id.Col].title)
-		}
-	}
-	for i, c := range cols {
-		t.SetColumnWidth(i, c.width)
-	}
+	setColumns(t, cols)
 	return t
 }
 

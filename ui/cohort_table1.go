@@ -30,18 +30,17 @@ type cohortExtras struct {
 	s    *CohortScreen
 	defs app.CohortDefinitionsService
 
-	strata    *widget.Select
-	t1Btn     *widget.Button
-	t1Export  *widget.Button
-	t1Status  *widget.Label
-	t1Table   *widget.Table
-	t1Header  []string
-	t1Rows    [][]string
-	t1        *cohort.Table1
-	t1Query   string
-	t1Source  app.Source
-	t1Columns int
-	t1Tab     *container.TabItem
+	strata   *widget.Select
+	t1Btn    *widget.Button
+	t1Export *widget.Button
+	t1Status *widget.Label
+	t1Table  *widget.Table
+	t1Header []string
+	t1Rows   [][]string
+	t1       *cohort.Table1
+	t1Query  string
+	t1Source app.Source
+	t1Tab    *container.TabItem
 
 	saveName    *widget.Entry
 	saveBtn     *widget.Button
@@ -82,30 +81,7 @@ func (x *cohortExtras) table1Panel() fyne.CanvasObject {
 	x.t1Export.Disable()
 	x.t1Status = widget.NewLabel("Table 1 describes the patients of the answer's result (it needs a column that identifies patients, such as subject_id).")
 	x.t1Status.Wrapping = fyne.TextWrapWord
-	x.t1Table = widget.NewTable(
-		func() (int, int) { return len(x.t1Rows), x.t1Columns },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			text := ""
-			if id.Row < len(x.t1Rows) && id.Col < len(x.t1Rows[id.Row]) {
-				text = x.t1Rows[id.Row][id.Col]
-			}
-			o.(*widget.Label).SetText(text)
-		},
-	)
-	x.t1Table.ShowHeaderRow = true
-	x.t1Table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	x.t1Table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 && id.Col < len(x.t1Header) {
-			o.(*widget.Label).SetText(x.t1Header[id.Col])
-		}
-	}
+	x.t1Table = newCellsTable(func() []string { return x.t1Header }, func() [][]string { return x.t1Rows })
 	bar := container.NewHBox(widget.NewLabel("Strata"), x.strata, x.t1Btn, x.t1Export)
 	return container.NewBorder(container.NewVBox(bar, x.t1Status), nil, nil, nil, x.t1Table)
 }
@@ -160,9 +136,8 @@ func (x *cohortExtras) computeTable1(src app.Source, query, strata string) {
 func (x *cohortExtras) showTable1(t *cohort.Table1, k int, src app.Source, query string) {
 	x.t1, x.t1Source, x.t1Query = t, src, query
 	x.t1Header, x.t1Rows = t.Cells(k)
-	x.t1Columns = len(x.t1Header)
 	x.t1Table.SetColumnWidth(0, 380)
-	for i := 1; i < x.t1Columns; i++ {
+	for i := 1; i < len(x.t1Header); i++ {
 		x.t1Table.SetColumnWidth(i, 170)
 	}
 	x.t1Table.Refresh()
