@@ -3,8 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"image/png"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -170,26 +168,11 @@ func TestScreenshotCohortAttrition(t *testing.T) {
 	waitUntil(t, "the answer", func() bool { return strings.Contains(s.status.Text, " attempt(s) · ") && len(s.attrition.rows) == 5 })
 	path := filepath.Join(screenshotDir(t), "cohort-attrition.png")
 	onUI(t, func(t testing.TB) {
-		prev := fyne.CurrentApp().Settings().Theme()
-		fyne.CurrentApp().Settings().SetTheme(NewTheme())
-		defer fyne.CurrentApp().Settings().SetTheme(prev)
-		s.tabs.Select(s.attrition.tab)
-		mw.Window.Resize(fyne.NewSize(1280, 900))
-		mw.Window.Content().Refresh()
-		img := mw.Window.Canvas().Capture()
-		if n := colours(img); n < 8 {
-			t.Errorf("%d colours: a blank picture", n)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
+		withTheme(NewTheme(), func() {
+			s.tabs.Select(s.attrition.tab)
+			mw.Window.Resize(fyne.NewSize(1280, 900))
+			mw.Window.Content().Refresh()
+			capturePNG(t, mw.Window.Canvas(), path)
+		})
 	})
 }

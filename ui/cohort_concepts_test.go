@@ -3,8 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"image/png"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -191,20 +189,6 @@ func TestScreenshotCohortConcepts(t *testing.T) {
 	path := filepath.Join(screenshotDir(t), "cohort-concepts.png")
 	onUI(t, func(t testing.TB) {
 		mw.Window.Resize(size)
-		img := mw.Window.Canvas().Capture()
-		if n := colours(img); n < 8 {
-			t.Errorf("cohort-concepts: %d colours: a blank picture", n)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
+		capturePNG(t, mw.Window.Canvas(), path)
 	})
 }

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"context"
-	"image/png"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -149,22 +147,10 @@ func TestCohortPrescreenMatrix(t *testing.T) {
 
 	path := filepath.Join(screenshotDir(t), "cohort-prescreen.png")
 	onUI(t, func(t testing.TB) {
-		prev := a.Settings().Theme()
-		a.Settings().SetTheme(theme.DefaultTheme())
-		defer a.Settings().SetTheme(prev)
-		x.table.ScrollTo(widget.TableCellID{Row: structured[0], Col: structured[1]})
-		img := w.Canvas().Capture()
-		if n := colours(img); n < 8 {
-			t.Fatalf("%d colours: a blank picture", n)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
+		withTheme(theme.DefaultTheme(), func() {
+			x.table.ScrollTo(widget.TableCellID{Row: structured[0], Col: structured[1]})
+			capturePNG(t, w.Canvas(), path)
+		})
 	})
 
 	// Export: the workbook's sheets, patient ids pseudonymised.

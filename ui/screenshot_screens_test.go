@@ -3,8 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"image/png"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -190,21 +188,7 @@ func TestScreensAtBothSizes(t *testing.T) {
 				for _, p := range layoutProblems(mw.Window.Canvas()) {
 					t.Errorf("%s: %s", name, p)
 				}
-				img := mw.Window.Canvas().Capture()
-				if n := colours(img); n < 8 {
-					t.Errorf("%s: %d colours: a blank picture", name, n)
-				}
-				f, err := os.Create(filepath.Join(dir, name+".png"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				if err := png.Encode(f, img); err != nil {
-					t.Fatal(err)
-				}
-				if err := f.Close(); err != nil {
-					t.Fatal(err)
-				}
+				capturePNG(t, mw.Window.Canvas(), filepath.Join(dir, name+".png"))
 			})
 		}
 		if sc.done != nil {

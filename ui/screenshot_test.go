@@ -95,20 +95,45 @@ func TestScreenshotsOfDialogs(t *testing.T) {
 		w.Close()
 	})
 	for name, img := range shots {
-		if n := colours(img); n < 8 {
-			t.Errorf("%s: %d colours: a blank picture", name, n)
-		}
-		f, err := os.Create(filepath.Join(dir, name+".png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writePNG(t, img, filepath.Join(dir, name+".png"))
 	}
+}
+
+// capturePNG captures the canvas c (call it on the UI goroutine), checks
+// the picture is drawn and writes it as PNG to path (writePNG).
+func capturePNG(t testing.TB, c fyne.Canvas, path string) {
+	t.Helper()
+	writePNG(t, c.Capture(), path)
+}
+
+// writePNG checks that img is drawn (at least 8 colours, not a blank
+// frame) and writes it as PNG to path.
+func writePNG(t testing.TB, img image.Image, path string) {
+	t.Helper()
+	if n := colours(img); n < 8 {
+		t.Errorf("%s: %d colours: a blank picture", filepath.Base(path), n)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withTheme runs f with th as the app's theme, then puts the previous one
+// back (on the UI goroutine).
+func withTheme(th fyne.Theme, f func()) {
+	settings := fyne.CurrentApp().Settings()
+	prev := settings.Theme()
+	settings.SetTheme(th)
+	defer settings.SetTheme(prev)
+	f()
 }
 
 // colours counts the distinct colours of an image (up to 64).
