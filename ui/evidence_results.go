@@ -246,7 +246,7 @@ func (v *resultsView) showTables(p *evidence.Project) {
 	v.standardTable.UnselectAll()
 	v.chooseArmsOf("")
 	v.standardVals = evidence.StandardColumns(o.Result.Measure)
-	v.standardCols = []tableColumn{{"Study", 150}, {"Arms", 260}}
+	v.standardCols = []tableColumn{{"Study", 150}, {"Arms", 320}}
 	for _, c := range v.standardVals {
 		v.standardCols = append(v.standardCols, tableColumn{c.Header, float32(max(75, 8*len(c.Header)))})
 	}
