@@ -228,27 +228,22 @@ func (e *Engine) searchPathSQL() string {
 // closed otherwise. setPath sets the engine's search path (its schemas)
 // for the transaction.
 func (e *Engine) withTx(ctx context.Context, setPath bool, f func(*pgx.Conn) error) (err error) {
+	pc, err := e.beginTx(ctx, setPath)
+	if err != nil {
+		return err
+	}
+	ferr := f(pc.Conn())
+	e.endTx(ctx, pc, ferr == nil || !pc.Conn().PgConn().IsClosed())
+	return ferr
+}
+
+// beginTx acquires a pooled connection and starts the READ ONLY
+// transaction of withTx on it; end it with endTx.
+func (e *Engine) beginTx(ctx context.Context, setPath bool) (*pgxpool.Conn, error) {
 	pc, err := e.pool.Acquire(ctx)
 	if err != nil {
-		return e.connectError(err)
+		return nil, e.connectError(err)
 	}
-	healthy := false
-	defer func() {
-		if healthy {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			_, rerr := pc.Conn().PgConn().Exec(rctx, "ROLLBACK").ReadAll()
-			cancel()
-			if rerr == nil {
-				pc.Release()
-				return
-			}
-			e.logger.Debug("postgres: rollback failed, connection closed", "server", e.describe, "err", rerr)
-		}
-		conn := pc.Hijack()
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		conn.Close(cctx)
-		cancel()
-	}()
 	ms := e.opts.Timeout.Milliseconds()
 	path := ""
 	if setPath {
@@ -267,14 +262,30 @@ func (e *Engine) withTx(ctx context.Context, setPath bool, f func(*pgx.Conn) err
 		"SET LOCAL IntervalStyle = postgres; SET LOCAL extra_float_digits = 1; %sSELECT 1",
 		ms, ms, ms+(10*cancelGrace).Milliseconds(), path)
 	if _, err := pc.Conn().PgConn().Exec(ctx, setup).ReadAll(); err != nil {
-		return fmt.Errorf("start a read-only transaction: %w", err)
+		e.endTx(ctx, pc, false)
+		return nil, fmt.Errorf("start a read-only transaction: %w", err)
 	}
-	healthy = true
-	ferr := f(pc.Conn())
-	if ferr != nil && pc.Conn().PgConn().IsClosed() {
-		healthy = false
+	return pc, nil
+}
+
+// endTx rolls back the transaction of beginTx and puts the connection back
+// in the pool, or closes it when it is not healthy (its state in doubt) or
+// the rollback fails.
+func (e *Engine) endTx(ctx context.Context, pc *pgxpool.Conn, healthy bool) {
+	if healthy && !pc.Conn().PgConn().IsClosed() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_, rerr := pc.Conn().PgConn().Exec(rctx, "ROLLBACK").ReadAll()
+		cancel()
+		if rerr == nil {
+			pc.Release()
+			return
+		}
+		e.logger.Debug("postgres: rollback failed, connection closed", "server", e.describe, "err", rerr)
 	}
-	return ferr
+	conn := pc.Hijack()
+	cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	conn.Close(cctx)
+	cancel()
 }
 
 // Check runs every check of Query without executing the statement: the
@@ -438,34 +449,12 @@ func (e *Engine) read(ctx context.Context, conn *pgx.Conn, cs checkedStatement, 
 			stopEarly = !wrapped // the wrapped query ends one row later anyway
 			break
 		}
-		vals := rr.Values()
 		row := make([]any, len(fields))
+		cut := e.decodeRow(kinds, wrapped, rr.Values(), row)
+		res.CutCells += cut
 		size := int64(rowOverhead)
-		col := 0
-		for i := range fields {
-			var v any
-			var cut bool
-			raw := vals[col]
-			col++
-			switch {
-			case wrapped && kinds[i] == kindBytea:
-				full := lengthValue(vals[col])
-				col++
-				v, cut = e.blobValue(raw, full)
-			case wrapped && kinds[i] == kindText:
-				full := lengthValue(vals[col])
-				col++
-				v, cut = e.textValue(raw, full)
-			case kinds[i] == kindBytea:
-				v, cut = e.blobValue(raw, -1)
-			default:
-				v, cut = e.value(kinds[i], raw)
-			}
+		for _, v := range row {
 			size += cellSize(v)
-			if cut {
-				res.CutCells++
-			}
-			row[i] = v
 		}
 		if total+size > e.opts.MaxResultBytes {
 			res.Truncated, res.TruncatedBy = true, datasets.CapBytes
