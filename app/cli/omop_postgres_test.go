@@ -30,13 +30,7 @@ func TestOMOPOnPostgres(t *testing.T) {
 	db := c.CreateDatabase(t, "cliomop")
 	c.LoadSynthea27Nj(t, db, "cdm")
 	const reader = "cli_omop_reader"
-	c.Exec(t, db, postgres.ReaderGrants(reader, db, []string{"cdm"}))
-	c.Exec(t, db, "ALTER ROLE "+reader+" PASSWORD 'cli-omop-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+reader)
-		c.Exec(t, "postgres", "DROP ROLE "+reader)
-	})
-	t.Setenv("CLI_OMOP_PW", "cli-omop-secret")
+	c.Reader(t, db, reader, postgres.ReaderGrants(reader, db, []string{"cdm"}), "CLI_OMOP_PW")
 	ws := t.TempDir()
 	if _, stderr, code := run(t, ws, "sources", "add", "pgomop", "--postgres", c.URL(reader, db), "--schemas", "cdm", "--password-env", "CLI_OMOP_PW"); code != 0 {
 		t.Fatalf("sources add: %s", stderr)

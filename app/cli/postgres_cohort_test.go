@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func TestAskOnPostgres(t *testing.T) {
 	if ans.Status != "answered" || ans.SQL != query || !reflect.DeepEqual(ans.Rows, want.Rows) {
 		t.Errorf("ask on PostgreSQL: %s", out)
 	}
-	if strings.Contains(out, "cli-reader-secret") {
+	if strings.Contains(out, os.Getenv("CLI_READER_PW")) {
 		t.Errorf("the password is in the answer: %s", out)
 	}
 	reqs := srv.ChatRequests()
@@ -72,13 +73,7 @@ func TestEvalRetrievalOnPostgres(t *testing.T) {
 		t.Fatalf("loaded %v, want EHRSQL's 17 tables (94 patients, 119 admissions, 26,426 lab events)", counts)
 	}
 	const reader = "cli_ehrsql_reader"
-	c.Exec(t, db, postgres.ReaderGrants(reader, db, []string{"ehrsql"}))
-	c.Exec(t, db, "ALTER ROLE "+reader+" PASSWORD 'ehrsql-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+reader)
-		c.Exec(t, "postgres", "DROP ROLE "+reader)
-	})
-	t.Setenv("CLI_EHRSQL_PW", "ehrsql-secret")
+	c.Reader(t, db, reader, postgres.ReaderGrants(reader, db, []string{"ehrsql"}), "CLI_EHRSQL_PW")
 	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}) // no embedding model: the lexical fallback
 	ws := workspaceWithHost(t, srv.URL)
 	if _, stderr, code := run(t, ws, "sources", "add", "ehrpg", "--postgres", c.URL(reader, db),

@@ -26,13 +26,7 @@ func mimicOnPostgres(t *testing.T) (c *pgtest.Cluster, db, readerDSN string) {
 	db = c.CreateDatabase(t, "climimic")
 	c.LoadMIMICDemo(t, db)
 	const reader = "cli_reader"
-	c.Exec(t, db, postgres.ReaderGrants(reader, db, []string{"mimiciv_hosp", "mimiciv_icu"}))
-	c.Exec(t, db, "ALTER ROLE "+reader+" PASSWORD 'cli-reader-secret'")
-	t.Cleanup(func() {
-		c.Exec(t, db, "DROP OWNED BY "+reader)
-		c.Exec(t, "postgres", "DROP ROLE "+reader)
-	})
-	t.Setenv("CLI_READER_PW", "cli-reader-secret")
+	c.Reader(t, db, reader, postgres.ReaderGrants(reader, db, []string{"mimiciv_hosp", "mimiciv_icu"}), "CLI_READER_PW")
 	return c, db, c.URL(reader, db)
 }
 
@@ -44,12 +38,12 @@ func TestPostgresSource(t *testing.T) {
 	ws := t.TempDir()
 
 	// A DSN with a password is refused, without echoing it.
-	withPW := strings.Replace(dsn, "cli_reader@", "cli_reader:cli-reader-secret@", 1)
+	withPW := strings.Replace(dsn, "cli_reader@", "cli_reader:"+os.Getenv("CLI_READER_PW")+"@", 1)
 	if withPW == dsn {
 		t.Fatalf("could not put a password into %s", dsn)
 	}
 	_, stderr, code := run(t, ws, "sources", "add", "bad", "--postgres", withPW)
-	if code == 0 || !strings.Contains(stderr, "password") || strings.Contains(stderr, "cli-reader-secret") {
+	if code == 0 || !strings.Contains(stderr, "password") || strings.Contains(stderr, os.Getenv("CLI_READER_PW")) {
 		t.Errorf("DSN with a password: code %d, stderr %q", code, stderr)
 	}
 
@@ -62,7 +56,7 @@ func TestPostgresSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(cfg), "cli-reader-secret") || !strings.Contains(string(cfg), "CLI_READER_PW") {
+	if strings.Contains(string(cfg), os.Getenv("CLI_READER_PW")) || !strings.Contains(string(cfg), "CLI_READER_PW") {
 		t.Errorf("config.json:\n%s", cfg)
 	}
 	w, err := app.Open(ws)
@@ -130,7 +124,7 @@ func TestPostgresSource(t *testing.T) {
 			t.Errorf("provenance: no %q in\n%s", want, provText.String())
 		}
 	}
-	if strings.Contains(provText.String(), "cli-reader-secret") {
+	if strings.Contains(provText.String(), os.Getenv("CLI_READER_PW")) {
 		t.Errorf("provenance holds the password:\n%s", provText.String())
 	}
 
