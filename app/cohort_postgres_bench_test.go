@@ -14,32 +14,10 @@ import (
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/datasets/demo"
 	"github.com/clinsight/clinsight/datasets/postgres"
+	"github.com/clinsight/clinsight/internal/cohortbench"
 	"github.com/clinsight/clinsight/internal/pgtest"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
-
-// engineBenchQuestions are the demo cohort questions of app/cohort's
-// BenchmarkQuestion, with the SQL the scripted model answers them with:
-// SQL both engines read alike (unquoted lower-case names, LOWER … LIKE).
-var engineBenchQuestions = []struct{ q, sql string }{
-	{"How many female patients are there?", "SELECT COUNT(DISTINCT subject_id) FROM patients WHERE gender = 'F'"},
-	{"How many patients had a heart attack?", `SELECT COUNT(DISTINCT d.subject_id) FROM diagnoses_icd d
-		JOIN d_icd_diagnoses t ON t.icd_code = d.icd_code AND t.icd_version = d.icd_version
-		WHERE LOWER(t.long_title) LIKE '%myocardial infarction%'`},
-	{"What is the average creatinine value by sex?", `SELECT p.gender, AVG(l.valuenum) FROM labevents l
-		JOIN d_labitems i ON i.itemid = l.itemid JOIN patients p ON p.subject_id = l.subject_id
-		WHERE LOWER(i.label) = 'creatinine' GROUP BY p.gender`},
-	{"Which ten drugs were prescribed most often?", "SELECT drug, COUNT(*) AS n FROM prescriptions GROUP BY drug ORDER BY n DESC LIMIT 10"},
-	{"How many admissions were emergencies?", "SELECT COUNT(*) FROM admissions WHERE LOWER(admission_type) LIKE '%emer%'"},
-	{"How many patients died in hospital, by insurance?", "SELECT insurance, COUNT(DISTINCT subject_id) FROM admissions WHERE hospital_expire_flag = 1 GROUP BY insurance"},
-	{"How many chest CT series are there?", "SELECT COUNT(DISTINCT SeriesInstanceUID) FROM dicom_all WHERE Modality = 'CT' AND BodyPartExamined = 'CHEST'"},
-	{"How many patients are in each age group?", `SELECT (anchor_age / 10) * 10 AS age_group, COUNT(*) FROM patients GROUP BY age_group ORDER BY age_group`},
-	{"How many diabetic patients received insulin?", `SELECT COUNT(DISTINCT p.subject_id) FROM prescriptions p
-		WHERE LOWER(p.drug) LIKE '%insulin%' AND p.subject_id IN (SELECT d.subject_id FROM diagnoses_icd d
-		JOIN d_icd_diagnoses t ON t.icd_code = d.icd_code AND t.icd_version = d.icd_version WHERE LOWER(t.long_title) LIKE '%diabetes%')`},
-	{"What are the five most common diagnoses?", `SELECT t.long_title, COUNT(*) AS n FROM diagnoses_icd d
-		JOIN d_icd_diagnoses t ON t.icd_code = d.icd_code AND t.icd_version = d.icd_version GROUP BY t.long_title ORDER BY n DESC LIMIT 5`},
-}
 
 // BenchmarkCohortPostgresVsSQLite measures the time a cohort question
 // spends outside model calls (retrieval, guard, validation, execution,
@@ -61,17 +39,11 @@ func BenchmarkCohortPostgresVsSQLite(b *testing.B) {
 	db := c.CreateDatabase(b, "benchdemo")
 	c.LoadSQLite(b, db, "demo", file)
 	const role = "bench_reader"
-	c.Exec(b, db, postgres.ReaderGrants(role, db, []string{"demo"}))
-	c.Exec(b, db, "ALTER ROLE "+role+" PASSWORD 'bench-secret'")
-	b.Cleanup(func() {
-		c.Exec(b, db, "DROP OWNED BY "+role)
-		c.Exec(b, "postgres", "DROP ROLE "+role)
-	})
-	b.Setenv("APP_BENCH_PW", "bench-secret")
+	c.Reader(b, db, role, postgres.ReaderGrants(role, db, []string{"demo"}), "APP_BENCH_PW")
 
 	sqlFor := map[string]string{}
-	for _, q := range engineBenchQuestions {
-		sqlFor[q.q] = q.sql
+	for _, q := range cohortbench.Questions {
+		sqlFor[q.Q] = q.SQL
 	}
 	srv := ollamatest.New(b, ollamatest.Model{Name: "chat-model"})
 	srv.HandleChat(func(req api.ChatRequest) ollamatest.ChatReply {
@@ -115,10 +87,10 @@ func BenchmarkCohortPostgresVsSQLite(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for _, r := range runs {
-			for _, q := range engineBenchQuestions {
-				ans, err := r.p.Ask(ctx, cohort.Request{Question: q.q}, nil)
+			for _, q := range cohortbench.Questions {
+				ans, err := r.p.Ask(ctx, cohort.Request{Question: q.Q}, nil)
 				if err != nil || ans.Status != cohort.StatusAnswered || len(ans.Attempts) != 1 {
-					b.Fatalf("%s: %q: %v %s %s %+v", r.name, q.q, err, ans.Status, ans.Message, ans.Attempts)
+					b.Fatalf("%s: %q: %v %s %s %+v", r.name, q.Q, err, ans.Status, ans.Message, ans.Attempts)
 				}
 				r.nonLLM = append(r.nonLLM, ans.NonLLMTime())
 				for _, s := range ans.Stages {

@@ -12,30 +12,13 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/clinsight/clinsight/datasets/demo"
+	"github.com/clinsight/clinsight/internal/cohortbench"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
 // benchQuestions are cohort questions on the demo data with SQL answering
 // them, the scripted model's replies.
-var benchQuestions = []struct{ q, sql string }{
-	{"How many female patients are there?", "SELECT COUNT(DISTINCT subject_id) FROM patients WHERE gender = 'F'"},
-	{"How many patients had a heart attack?", `SELECT COUNT(DISTINCT d.subject_id) FROM diagnoses_icd d
-		JOIN d_icd_diagnoses t ON t.icd_code = d.icd_code AND t.icd_version = d.icd_version
-		WHERE LOWER(t.long_title) LIKE '%myocardial infarction%'`},
-	{"What is the average creatinine value by sex?", `SELECT p.gender, AVG(l.valuenum) FROM labevents l
-		JOIN d_labitems i ON i.itemid = l.itemid JOIN patients p ON p.subject_id = l.subject_id
-		WHERE LOWER(i.label) = 'creatinine' GROUP BY p.gender`},
-	{"Which ten drugs were prescribed most often?", "SELECT drug, COUNT(*) AS n FROM prescriptions GROUP BY drug ORDER BY n DESC LIMIT 10"},
-	{"How many admissions were emergencies?", "SELECT COUNT(*) FROM admissions WHERE LOWER(admission_type) LIKE '%emer%'"},
-	{"How many patients died in hospital, by insurance?", "SELECT insurance, COUNT(DISTINCT subject_id) FROM admissions WHERE hospital_expire_flag = 1 GROUP BY insurance"},
-	{"How many chest CT series are there?", "SELECT COUNT(DISTINCT SeriesInstanceUID) FROM dicom_all WHERE Modality = 'CT' AND BodyPartExamined = 'CHEST'"},
-	{"How many patients are in each age group?", `SELECT (anchor_age / 10) * 10 AS age_group, COUNT(*) FROM patients GROUP BY age_group ORDER BY age_group`},
-	{"How many diabetic patients received insulin?", `SELECT COUNT(DISTINCT p.subject_id) FROM prescriptions p
-		WHERE LOWER(p.drug) LIKE '%insulin%' AND p.subject_id IN (SELECT d.subject_id FROM diagnoses_icd d
-		JOIN d_icd_diagnoses t ON t.icd_code = d.icd_code AND t.icd_version = d.icd_version WHERE LOWER(t.long_title) LIKE '%diabetes%')`},
-	{"What are the five most common diagnoses?", `SELECT t.long_title, COUNT(*) AS n FROM diagnoses_icd d
-		JOIN d_icd_diagnoses t ON t.icd_code = d.icd_code AND t.icd_version = d.icd_version GROUP BY t.long_title ORDER BY n DESC LIMIT 5`},
-}
+var benchQuestions = cohortbench.Questions
 
 // BenchmarkQuestion measures, on the default-size demo data (3,000
 // patients) with a scripted model answering every question right the
@@ -50,7 +33,7 @@ func BenchmarkQuestion(b *testing.B) {
 	}
 	sqlFor := map[string]string{}
 	for _, q := range benchQuestions {
-		sqlFor[q.q] = q.sql
+		sqlFor[q.Q] = q.SQL
 	}
 	f := newFixtureOn(b, path, Config{})
 	f.srv.HandleChat(func(req api.ChatRequest) ollamatest.ChatReply {
@@ -66,9 +49,9 @@ func BenchmarkQuestion(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for _, q := range benchQuestions {
-			ans, err := f.p.Ask(ctx, Request{Question: q.q}, nil)
+			ans, err := f.p.Ask(ctx, Request{Question: q.Q}, nil)
 			if err != nil || ans.Status != StatusAnswered || len(ans.Attempts) != 1 {
-				b.Fatalf("%q: %v %s %+v", q.q, err, ans.Status, ans.Attempts)
+				b.Fatalf("%q: %v %s %+v", q.Q, err, ans.Status, ans.Attempts)
 			}
 			nonLLM = append(nonLLM, ans.NonLLMTime())
 			if testing.Verbose() {
@@ -78,7 +61,7 @@ func BenchmarkQuestion(b *testing.B) {
 						st = append(st, fmt.Sprintf("%s %s", s.Name, s.Duration.Round(10*time.Microsecond)))
 					}
 				}
-				fmt.Printf("%-50s non-LLM %8s: %s\n", q.q, ans.NonLLMTime().Round(10*time.Microsecond), strings.Join(st, ", "))
+				fmt.Printf("%-50s non-LLM %8s: %s\n", q.Q, ans.NonLLMTime().Round(10*time.Microsecond), strings.Join(st, ", "))
 			}
 			calls += ans.Calls()
 			answered++
@@ -102,7 +85,7 @@ func BenchmarkRetrieveEHRSQL(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := ix.Retrieve(ctx, benchQuestions[i%len(benchQuestions)].q, 5); err != nil {
+		if _, err := ix.Retrieve(ctx, benchQuestions[i%len(benchQuestions)].Q, 5); err != nil {
 			b.Fatal(err)
 		}
 	}
