@@ -157,7 +157,7 @@ func newEvidenceSearchCmd(f *Factory) *cobra.Command {
 	var (
 		db, project, picoPath, query string
 		limit                        int
-		noLLM, asJSON                bool
+		noLLM, asJSON, withOutcomes  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "search (--db DB | --project NAME) [--query \"...\"] [--pico FILE.json] [--limit N] [--no-llm] [--json]",
@@ -169,7 +169,8 @@ with a trailing *. A malformed query is reported with its position.
 
 The studies are chosen as the desktop app's review search chooses its
 candidates: duplicates (the same DOI, or the same title and year) are
-removed; the 5,000 best matches by FTS5's bm25 (title, abstract and MeSH
+removed; the matches (every match with --limit 0, at most 100,000; else
+the best max(--limit, 5,000) by FTS5's bm25, title, abstract and MeSH
 weighted 3:1:2) are ranked, with --pico, by the BM25 relevance of their
 title and abstract to the PICO without a model (population and
 intervention weighted 1, comparison and outcome 0.3), else kept in bm25
@@ -180,7 +181,10 @@ With --pico and no --query, the workspace's chat model (Settings,
 models.chat) writes the search terms from the PICO: it is shown up to five
 abstracts that a first search of the PICO's main words finds, then lists the
 terms for the condition, the treatment and the outcome, which become the
-boolean query (each role's terms joined by OR, the roles by AND). The terms
+boolean query: each role's terms joined by OR, the condition AND the
+treatment (as the Cochrane Handbook advises, and the desktop app does by
+default); --with-outcomes ANDs the outcome terms too, and the choice is
+saved with a --project review. The terms
 and the query are printed before the results: check them, edit the query and
 run it again with --query. With --no-llm no model is used and --query is
 required.
@@ -257,12 +261,12 @@ fails leaves the review as it was.`,
 					picoQ = *pico
 				}
 				r = ws.Reviews().Scratch(evidence.NewProject("search", sourceRef(src), picoQ), app.ReviewOptions{})
-				if limit <= 0 {
-					limit = evidence.SearchPool
-				}
 			}
 			var terms *evidence.SearchTerms
 			if generate {
+				if cmd.Flags().Changed("with-outcomes") {
+					r.Update(func(p *evidence.Project) { p.Terms.JoinOutcomes = withOutcomes })
+				}
 				if query, terms, err = generateSearchTerms(cmd, f, r, asJSON); err != nil {
 					return corpusHint(run.stepFailed(err), r.Project().Source)
 				}
@@ -338,7 +342,8 @@ fails leaves the review as it was.`,
 	cmd.Flags().StringVar(&project, "project", "", "search for the saved review project NAME: its PICO and query unless --pico or --query override them; the candidates are saved in it")
 	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query")
 	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...}) to rank the matches by")
-	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = the 5,000 best; with --project: candidates kept, default as in the desktop app)")
+	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = every match, at most 100,000; with --project: candidates kept, default as in the desktop app)")
+	cmd.Flags().BoolVar(&withOutcomes, "with-outcomes", false, "when the model writes the terms: AND the outcome terms to the query too (default: the condition AND the treatment)")
 	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "use no model: --query is then required")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the query, its FTS5 translation, the number of matches and the hits as JSON")
 	return cmd

@@ -158,9 +158,6 @@ texts changed), and the screening is saved in the review.`,
 				if err != nil {
 					return err
 				}
-				if limit <= 0 {
-					limit = evidence.SearchPool
-				}
 				p := evidence.NewProject("screen", sourceRef(src), *pico)
 				p.Query, p.Criteria = query, criteria
 				r = ws.Reviews().Scratch(p, app.ReviewOptions{Concurrency: concurrency})
@@ -232,7 +229,7 @@ texts changed), and the screening is saved in the review.`,
 	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...})")
 	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query selecting the studies to screen")
 	cmd.Flags().StringVar(&criteriaPath, "criteria", "", "eligibility criteria JSON file (default: written by the model from the PICO)")
-	cmd.Flags().IntVar(&limit, "limit", 20, "screen at most this many of the best matches (0 = all; with --project: candidates kept, default as in the desktop app)")
+	cmd.Flags().IntVar(&limit, "limit", 20, "screen at most this many of the best matches (0 = every match, at most 100,000; with --project: candidates kept, default as in the desktop app)")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 4, "model calls in flight at most")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the criteria and the studies with their score and verdicts as JSON")
 	return cmd

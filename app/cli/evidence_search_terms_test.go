@@ -96,3 +96,47 @@ func TestEvidenceSearchGeneratesTerms(t *testing.T) {
 		t.Errorf("no chat model: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestEvidenceSearchWithOutcomesAndEveryMatch: by default the query the
+// model's terms make joins the condition AND the treatment; --with-outcomes
+// ANDs the outcome terms too. --limit 0 keeps every match.
+func TestEvidenceSearchWithOutcomesAndEveryMatch(t *testing.T) {
+	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
+	ws := workspaceWithHost(t, srv.URL)
+	db := filepath.Join(t.TempDir(), "lit.sqlite")
+	if _, stderr, code := run(t, ws, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","O":"local tumor progression"}`)
+	for _, tc := range []struct {
+		flags   []string
+		outcome bool
+	}{{nil, false}, {[]string{"--with-outcomes"}, true}} {
+		srv.QueueChat(ollamatest.ChatReply{Content: strings.Replace(hccTermsReply,
+			`"core": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "outcomes": []}`,
+			`"core": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "outcomes": ["local tumor progression"]}`, 1)})
+		out, stderr, code := run(t, ws, append([]string{"evidence", "search", "--db", db, "--pico", pico, "--json"}, tc.flags...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.flags, code, stderr)
+		}
+		var got searchJSON
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v in %s", err, out)
+		}
+		if has := strings.Contains(got.Query, "local tumor progression"); has != tc.outcome {
+			t.Errorf("%v: query %q: outcome terms joined %v, want %v", tc.flags, got.Query, has, tc.outcome)
+		}
+	}
+
+	out, stderr, code := run(t, ws, "evidence", "search", "--db", db, "--query", "ablation OR cancer OR breast OR carcinoma", "--limit", "0", "--no-llm", "--json")
+	if code != 0 {
+		t.Fatalf("--limit 0: exit %d: %s", code, stderr)
+	}
+	var all searchJSON
+	if err := json.Unmarshal([]byte(out), &all); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if all.Total < 5 || len(all.Hits) != int(all.Total)-all.Duplicates {
+		t.Errorf("--limit 0: %d matches, %d duplicates, %d hits; want every match", all.Total, all.Duplicates, len(all.Hits))
+	}
+}
