@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/audit"
@@ -228,11 +229,11 @@ func (c *Cohort) exportCohortStreamed(ctx context.Context, path string, ans *coh
 }
 
 // CanStream says whether a source's query results can be read row by
-// row with Stream: a row-level SQLite source's can; an aggregate-only
-// source's results must be read whole to be suppressed, and the
-// PostgreSQL engine reads whole results.
+// row with Stream: a row-level source's can (SQLite's from its statement,
+// PostgreSQL's from a cursor); an aggregate-only source's results must be
+// read whole to be suppressed.
 func (d *Data) CanStream(src Source) bool {
-	return src.Kind != SourcePostgres && !d.Policy(src).AggregateOnly()
+	return !d.Policy(src).AggregateOnly()
 }
 
 // Stream runs one reading statement on a row-level source (CanStream) and
@@ -262,18 +263,29 @@ func (d *Data) Stream(ctx context.Context, src Source, query string, limits data
 
 // streamable says whether a statement's export streams: a statement that
 // is plainly not an aggregate (no aggregate function, GROUP BY or nested
-// select whose columns could be counts) on an engine with a cursor.
+// select whose columns could be counts).
 func (d *Data) streamable(src Source, query string) bool {
-	if src.Kind == SourcePostgres {
-		return false // the PostgreSQL engine reads whole results (a cursor there is left to do)
-	}
 	sh := disclosure.Analyze(query)
 	return !sh.Aggregate && !sh.Nested && !sh.Compound && disclosure.RowLevelReason(query, src.Kind) == ""
 }
 
-// stream opens a cursor over a statement's rows on a SQLite source, with
-// the workspace's limits or the non-zero fields of limits.
+// stream opens a cursor over a statement's rows, with the workspace's
+// limits or the non-zero fields of limits: on a SQLite source a runner's
+// statement, on a PostgreSQL one a cursor in a read-only transaction on a
+// connection of the source's pool, held until the stream is closed.
 func (d *Data) stream(ctx context.Context, src Source, query string, limits datasets.RunnerOptions) (datasets.RowStream, error) {
+	if src.Kind == SourcePostgres {
+		eng, release, err := d.ws.postgresEngine(ctx, src, limits)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := eng.Stream(ctx, query)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		return &releasingStream{RowStream: rows, release: release}, nil
+	}
 	path, err := d.ws.file(src)
 	if err != nil {
 		return nil, err
@@ -284,6 +296,20 @@ func (d *Data) stream(ctx context.Context, src Source, query string, limits data
 	}
 	defer r.Close() // a stream keeps its own connection
 	return r.Stream(ctx, query)
+}
+
+// releasingStream releases the engine a stream was read from when it is
+// closed.
+type releasingStream struct {
+	datasets.RowStream
+	release func()
+	once    sync.Once
+}
+
+func (s *releasingStream) Close() error {
+	err := s.RowStream.Close()
+	s.once.Do(s.release)
+	return err
 }
 
 // limits are the workspace's runner limits with the non-zero fields of
