@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,8 +8,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
-	"github.com/clinsight/clinsight/app"
-	"github.com/clinsight/clinsight/datasets/demo"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
@@ -20,20 +17,9 @@ import (
 // and writes it as cohort-table1.png to screenshotDir
 // ($CLINSIGHT_SCREENSHOT_DIR).
 func TestScreenshotCohortTable1(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}, ollamatest.Model{Name: "llama3.1:8b"})
-	ws := newEmptyWorkspace(t)
-	opts := demo.DefaultOptions()
-	opts.Patients = 300
-	if _, err := ws.InitDemo(context.Background(), opts, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL }); err != nil {
-		t.Fatal(err)
-	}
-	mw := newTestMainWindow(t, ws)
+	srv, mw := newDemoCohortWindow(t, 300)
 	t.Cleanup(func() { onUI(t, func(testing.TB) { mw.Window.Close() }) })
 	s := mw.Cohort
-	waitUntil(t, "the example questions of the demo source", func() bool { return len(s.examples.Options) > 0 })
 	const sql = "SELECT subject_id, hadm_id, admission_type FROM admissions WHERE admission_type LIKE '%EMER%'"
 	srv.QueueChat(cohortReply(sql), ollamatest.ChatReply{Content: "These are the emergency admissions."})
 	onUI(t, func(t testing.TB) {

@@ -17,19 +17,8 @@ import (
 // its Table 1 by sex, saves the cohort, runs it again (counts unchanged),
 // exports the definition and imports it back.
 func TestCohortScreenTable1AndSavedCohorts(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}, ollamatest.Model{Name: "llama3.1:8b"})
-	ws := newEmptyWorkspace(t)
-	opts := demo.DefaultOptions()
-	opts.Patients = 60
-	if _, err := ws.InitDemo(context.Background(), opts, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL }); err != nil {
-		t.Fatal(err)
-	}
-	mw := newTestMainWindow(t, ws)
+	srv, mw := newDemoCohortWindow(t, 60)
 	s := mw.Cohort
-	waitUntil(t, "the example questions of the demo source", func() bool { return len(s.examples.Options) > 0 })
 
 	const sql = "SELECT subject_id, hadm_id, admission_type FROM admissions WHERE admission_type LIKE '%EMER%'"
 	srv.QueueChat(cohortReply(sql), ollamatest.ChatReply{Content: "These are the emergency admissions."})
@@ -118,4 +107,25 @@ func TestCohortScreenTable1AndSavedCohorts(t *testing.T) {
 			t.Errorf("import status %q", x.savedStatus.Text)
 		}
 	})
+}
+
+// newDemoCohortWindow opens a main window on a workspace holding a demo of
+// the given number of patients, its model server a scripted one with a
+// SQL and a chat model, and waits for the Cohort screen's example
+// questions of the demo source.
+func newDemoCohortWindow(t *testing.T, patients int) (*ollamatest.Server, *MainWindow) {
+	t.Helper()
+	srv := ollamatest.New(t, ollamatest.Model{Name: "qwen2.5-coder:7b"}, ollamatest.Model{Name: "llama3.1:8b"})
+	ws := newEmptyWorkspace(t)
+	opts := demo.DefaultOptions()
+	opts.Patients = patients
+	if _, err := ws.InitDemo(context.Background(), opts, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = srv.URL }); err != nil {
+		t.Fatal(err)
+	}
+	mw := newTestMainWindow(t, ws)
+	waitUntil(t, "the example questions of the demo source", func() bool { return len(mw.Cohort.examples.Options) > 0 })
+	return srv, mw
 }
