@@ -20,12 +20,13 @@ import (
 //   - memory is bounded without any buffering here: pgconn reads each
 //     row's message from the socket when NextRow is called (its read
 //     buffer holds one message), so a stream holds one row;
-//   - the time limit counts the server's time producing rows, as SQLite's
-//     stream counts SQLite's, not the time the caller spends between rows
-//     writing a workbook: one statement sending a whole large result would
-//     be cut by statement_timeout while it waited for a slow reader. Each
-//     FETCH runs under the time left (client side, with the cancel grace;
-//     the transaction's statement_timeout still bounds each one).
+//   - the time limit counts the time spent waiting for the server's rows,
+//     as SQLite's stream counts SQLite's, not the time the caller spends
+//     between rows writing a workbook: one statement sending a whole large
+//     result would be cut by statement_timeout while it waited for a slow
+//     reader. The transaction's statement_timeout still bounds each FETCH
+//     on the server, and a FETCH's own deadline (the limit and the cancel
+//     grace) a network that stopped answering.
 //
 // A statement that is not a query (EXPLAIN, SHOW: no cursor can hold it)
 // is read from its own portal as it is sent; such results are small.
@@ -127,10 +128,10 @@ type pgRows struct {
 	batchRows int
 	fctx      context.Context
 	cancel    context.CancelFunc
-	// spent is the time the server has spent on the statement so far
-	// (the FETCHes and opening it).
+	// spent is the time spent waiting for the server so far (opening the
+	// statement, then inside NextRow): the time limit counts it, not the
+	// reader's time between rows.
 	spent     time.Duration
-	fetchedAt time.Time
 	closeOnce sync.Once
 }
 
@@ -145,6 +146,11 @@ func (s *pgRows) Next() bool {
 	}
 	if err := s.ctx.Err(); err != nil {
 		s.fail(err)
+		s.finish()
+		return false
+	}
+	if s.spent >= s.e.opts.Timeout {
+		s.err = &datasets.TimeoutError{Limit: s.e.opts.Timeout}
 		s.finish()
 		return false
 	}
@@ -174,7 +180,10 @@ func (s *pgRows) nextRaw() ([][]byte, bool) {
 				return nil, false
 			}
 		}
-		if s.rr.NextRow() {
+		waited := time.Now()
+		more := s.rr.NextRow()
+		s.spent += time.Since(waited)
+		if more {
 			s.batchRows++
 			return s.rr.Values(), true
 		}
@@ -192,7 +201,7 @@ func (s *pgRows) nextRaw() ([][]byte, bool) {
 	}
 }
 
-// fetch sends the next FETCH under the time left.
+// fetch sends the next FETCH if time is left.
 func (s *pgRows) fetch() bool {
 	if !s.wrapped {
 		return false // the portal was read to its end
@@ -207,20 +216,20 @@ func (s *pgRows) fetch() bool {
 		s.healthy = true
 		return false
 	}
-	s.fctx, s.cancel = context.WithTimeout(s.ctx, left+cancelGrace)
-	s.fetchedAt = time.Now()
+	// The deadline guards against a network that stopped answering: the
+	// reader's time between the batch's rows counts too, so it is the
+	// whole limit, not the time left.
+	s.fctx, s.cancel = context.WithTimeout(s.ctx, s.e.opts.Timeout+cancelGrace)
 	s.batchRows = 0
 	s.rr = s.pc.Conn().PgConn().ExecParams(s.fctx, fmt.Sprintf("FETCH FORWARD %d FROM %s", streamBatch, cursorName), nil, nil, nil, nil)
 	return true
 }
 
-// endFetch counts the FETCH's time (the reader's time between its rows
-// included: the server waits for it too) and releases its context.
+// endFetch releases the FETCH's context.
 func (s *pgRows) endFetch() {
 	if s.cancel != nil {
 		s.cancel()
 		s.cancel = nil
-		s.spent += time.Since(s.fetchedAt)
 	}
 }
 

@@ -257,3 +257,29 @@ func TestStreamBoundedMemory(t *testing.T) {
 		t.Errorf("the heap grew by %.1f MB reading a stream", float64(grew)/1e6)
 	}
 }
+
+// TestStreamSlowReaderWithinTheLimit: the reader's own time between rows
+// (a workbook being written) does not count against the time limit: a
+// stream read for longer than the limit, slowly, returns every row.
+func TestStreamSlowReaderWithinTheLimit(t *testing.T) {
+	db := newTestDB(t)
+	const limit = 2 * time.Second
+	e := db.open(t, datasets.RunnerOptions{Timeout: limit})
+	start := time.Now()
+	s, err := e.Stream(context.Background(), "SELECT g FROM generate_series(1, 2500) g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for s.Next() {
+		n++
+		time.Sleep(time.Millisecond) // the reader's work on the row
+	}
+	s.Close()
+	if err := s.Err(); err != nil || n != 2500 {
+		t.Fatalf("%d rows read in %s, error %v", n, time.Since(start), err)
+	}
+	if took := time.Since(start); took <= limit {
+		t.Fatalf("read in %s, within the limit: the test shows nothing", took)
+	}
+}
