@@ -110,17 +110,6 @@ func (ws *Workspace) ResolveExisting(nameOrPath string) (Source, error) {
 	return Source{}, &UnknownSourceError{Name: nameOrPath, Path: src.Path, Known: known}
 }
 
-// ResolveDB is Resolve for callers that need only the database file (a
-// file named need not exist: an import creates it). Prefer Resolve, or
-// ResolveExisting for reading, and hand the Source on.
-func (ws *Workspace) ResolveDB(nameOrPath string) (string, error) {
-	s, err := ws.Resolve(nameOrPath)
-	if err != nil {
-		return "", err
-	}
-	return s.Path, nil
-}
-
 // Sources lists the registered data sources, resolved: their paths are
 // absolute.
 func (ws *Workspace) Sources() []Source {

@@ -48,17 +48,20 @@ type extractJSON struct {
 	Studies []extractStudyJSON   `json:"studies"`
 	// Meta is the pooled estimate (--meta) over the studies with a row.
 	Meta *meta.Result `json:"meta,omitempty"`
+	// Project says on which saved review the extraction ran (--project)
+	// and where its fields and result spec came from.
+	Project *extractProjectJSON `json:"project,omitempty"`
 }
 
 func newEvidenceExtractCmd(f *Factory) *cobra.Command {
 	var (
-		db, idsFile, fieldsPath, resultPath, measure string
-		ids                                          []string
-		concurrency                                  int
-		asJSON, runMetaAnalysis                      bool
+		db, idsFile, fieldsPath, resultPath, measure, project string
+		ids                                                   []string
+		concurrency, outcome                                  int
+		asJSON, runMetaAnalysis                               bool
 	)
 	cmd := &cobra.Command{
-		Use:   "extract --db DB (--id ID ... | --ids-file FILE) (--fields FILE.json | --result FILE.json) [--concurrency 4] [--meta] [--json]",
+		Use:   "extract (--db DB (--id ID ... | --ids-file FILE) (--fields FILE.json | --result FILE.json) | --project NAME [--outcome N] [--id ID ...] [--fields FILE.json | --result FILE.json]) [--concurrency 4] [--meta] [--json]",
 		Short: "Extract fields or a result from studies with the chat model, every value with the passages it was read from",
 		Long: `Reads each study's text (its imported full text, else its title and abstract)
 as numbered passages and asks the workspace's chat model (Settings,
@@ -81,14 +84,40 @@ meta-analysis engine (--measure, default RR, PR, MD or GEN.RATIO by shape).
 A reply citing passages that do not exist is asked again once, then that
 study's error; the other studies are kept. IDs are record IDs as "evidence
 search" shows them (a bare PMID is read as pmid:PMID). At most
---concurrency calls run at once.`,
+--concurrency calls run at once.
+
+--project NAME works on the saved review project instead (as the desktop
+app does; --db, when given, must be its literature): the studies are its
+included studies, or those --id/--ids-file name (which must be included);
+the fields are the review's and the result spec that of its outcome
+--outcome N (numbered from 1 as "evidence outcomes" lists them; may be
+left out when the review has one). Without --fields or --result both are
+extracted (those the review defines); --fields or --result replaces the
+review's, and the replacement is saved. Studies already extracted with
+the same fields or spec and text are not asked again. The values are
+saved in the review; --meta runs the outcome's meta-analysis with its
+settings (--measure replaces its effect measure).`,
 		Example: `  clinsight evidence extract --db literature.sqlite --id 90000001 --id 90000002 --fields fields.json
-  clinsight evidence extract --db literature.sqlite --ids-file included.txt --result response.json --meta --json`,
+  clinsight evidence extract --db literature.sqlite --ids-file included.txt --result response.json --meta --json
+  clinsight evidence extract --project "HCC ablation" --outcome 2 --meta`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if concurrency < 1 {
 				return fmt.Errorf("--concurrency must be at least 1, not %d", concurrency)
+			}
+			if project != "" {
+				return runExtractOnProject(cmd, f, extractOnProject{
+					project: project, db: db, ids: ids, idsFile: idsFile, fieldsPath: fieldsPath, resultPath: resultPath,
+					measure: measure, outcome: outcome, outcomeGiven: cmd.Flags().Changed("outcome"),
+					concurrency: concurrency, asJSON: asJSON, meta: runMetaAnalysis,
+				})
+			}
+			if db == "" {
+				return errors.New("name the literature with --db DB (a data source name or a database file), or work on a saved review with --project NAME")
+			}
+			if cmd.Flags().Changed("outcome") {
+				return errors.New("--outcome chooses an outcome of a saved review: use it with --project NAME")
 			}
 			if (fieldsPath == "") == (resultPath == "") {
 				return errors.New("give either --fields FILE.json (fields to extract) or --result FILE.json (a result to extract), not both")
@@ -125,10 +154,11 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 			if out.Model, _, err = chatModel(ws, ""); err != nil {
 				return err
 			}
-			if _, err := ws.ResolveDB(db); err != nil {
+			src, err := literatureSource(ws, db)
+			if err != nil {
 				return err
 			}
-			p := evidence.NewProject("extract", db, evidence.PICO{})
+			p := evidence.NewProject("extract", sourceRef(src), evidence.PICO{})
 			if out.Result != nil {
 				p.Result = *out.Result
 				p.Meta.Measure = string(metaMeasure)
@@ -159,7 +189,7 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 			if err != nil && !errors.As(err, &studyErrs) {
 				return fmt.Errorf("extraction stopped: %w", err)
 			}
-			out.Studies = extractedStudies(r, studyIDs, studyErrs)
+			out.Studies = extractedStudies(r, studyIDs, 0, out.Fields != nil, out.Result != nil, studyErrs)
 			var metaNote string
 			if runMetaAnalysis {
 				if rows, _ := r.Project().StandardTable(); len(rows) == 0 {
@@ -170,28 +200,12 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 					out.Meta = &res
 				}
 			}
-			if err := printExtraction(f.Out, out, asJSON); err != nil {
-				return err
-			}
-			if metaNote != "" {
-				if !asJSON {
-					fmt.Fprintln(f.Out, "\n"+metaNote)
-				}
-				fmt.Fprintln(f.Err, metaNote)
-			}
-			failed := 0
-			for _, s := range out.Studies {
-				if s.Error != "" {
-					failed++
-				}
-			}
-			if failed > 0 {
-				return fmt.Errorf("%d of %d studies could not be extracted (see their errors above)", failed, len(out.Studies))
-			}
-			return nil
+			return finishExtraction(f, out, metaNote, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus")
+	cmd.Flags().StringVar(&db, "db", "", "database file or data source name holding the corpus (with --project: the review's own, or left out)")
+	cmd.Flags().StringVar(&project, "project", "", "work on the saved review project NAME: its included studies, fields and outcomes; the values are saved in it")
+	cmd.Flags().IntVar(&outcome, "outcome", 1, "with --project: the outcome N whose result to extract (as \"evidence outcomes\" lists them)")
 	cmd.Flags().StringArrayVar(&ids, "id", nil, "record ID of a study to extract (repeat for several)")
 	cmd.Flags().StringVar(&idsFile, "ids-file", "", "file with one record ID per line (# starts a comment)")
 	cmd.Flags().StringVar(&fieldsPath, "fields", "", `fields JSON file: [{"name": ..., "description": ...}, ...]`)
@@ -200,16 +214,44 @@ search" shows them (a bare PMID is read as pmid:PMID). At most
 	cmd.Flags().BoolVar(&runMetaAnalysis, "meta", false, "pool the standardized table with the meta-analysis engine (with --result)")
 	cmd.Flags().StringVar(&measure, "measure", "", "effect measure for --meta (default by shape: RR, PR, MD or GEN.RATIO)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the values, their cited passages, the standardized rows and the pooled result as JSON")
-	_ = cmd.MarkFlagRequired("db")
 	return cmd
 }
 
+// finishExtraction prints the extraction and the meta-analysis note, and
+// fails when a study could not be extracted.
+func finishExtraction(f *Factory, out extractJSON, metaNote string, asJSON bool) error {
+	if err := printExtraction(f.Out, out, asJSON); err != nil {
+		return err
+	}
+	if metaNote != "" {
+		if !asJSON {
+			fmt.Fprintln(f.Out, "\n"+metaNote)
+		}
+		fmt.Fprintln(f.Err, metaNote)
+	}
+	if out.Project != nil && !asJSON {
+		fmt.Fprintln(f.Out, "\n"+out.Project.note())
+	}
+	failed := 0
+	for _, s := range out.Studies {
+		if s.Error != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d studies could not be extracted (see their errors above)", failed, len(out.Studies))
+	}
+	return nil
+}
+
 // extractedStudies returns the review's extraction of the studies, in
-// the order of ids: each value or result with the passages it cites, and
-// the standardized row of a result; a study that failed has its Error set.
-func extractedStudies(r *app.Review, ids []string, failed *evidence.StudyErrors) []extractStudyJSON {
+// the order of ids: each value (withFields) and outcome's result
+// (withResult) with the passages it cites, and the standardized row of a
+// result; a study that failed has its Error set.
+func extractedStudies(r app.Reviewer, ids []string, outcome int, withFields, withResult bool, failed *evidence.StudyErrors) []extractStudyJSON {
 	p := r.Project()
 	labels := p.UniqueLabels(ids)
+	o := p.OutcomeAt(outcome)
 	out := make([]extractStudyJSON, len(ids))
 	for i, id := range ids {
 		s := extractStudyJSON{ID: id, Label: labels[id]}
@@ -221,9 +263,9 @@ func extractedStudies(r *app.Review, ids []string, failed *evidence.StudyErrors)
 		t, _ := r.CachedText(id)
 		s.Title, s.FullText = t.Title, t.FullText
 		cited := map[int]bool{}
-		if res, ok := p.Results[id]; ok {
+		if res, ok := o.Results[id]; ok && withResult {
 			s.Result = &res
-			row, err := p.StandardRow(id)
+			row, err := p.StandardRowFor(outcome, id)
 			s.Row = &row
 			if err != nil {
 				s.RowError = err.Error()
@@ -233,7 +275,8 @@ func extractedStudies(r *app.Review, ids []string, failed *evidence.StudyErrors)
 					cited[c] = true
 				}
 			}
-		} else {
+		}
+		if withFields {
 			s.Fields = p.Extractions[id]
 			for _, v := range s.Fields {
 				for _, n := range v.Sources {

@@ -53,6 +53,9 @@ type Session struct {
 	Concurrency int
 	// Logger receives the steps' logs; nil discards them.
 	Logger *slog.Logger
+	// Studies, when not empty, are the included studies the extraction
+	// steps work on (session_studies.go); empty: every included study.
+	Studies []string
 	// Closer, if not nil, is closed by Close (the corpus's database when
 	// the workspace opened the session).
 	Closer io.Closer
@@ -490,9 +493,9 @@ func (s *Session) ExtractFields(ctx context.Context, progress func(done, total i
 	if err := ValidateFields(p.Fields); err != nil {
 		return err
 	}
-	included := p.Included()
-	if len(included) == 0 {
-		return errors.New("evidence: no study is included yet: include studies in the Screen step first")
+	included, err := s.extractionStudies()
+	if err != nil {
+		return err
 	}
 	fields := slices.Clone(p.Fields)
 	full, err := s.Corpus.fullTextSources(ctx, included)
@@ -548,9 +551,9 @@ func (s *Session) ExtractResults(ctx context.Context, outcome int, progress func
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	included := p.Included()
-	if len(included) == 0 {
-		return errors.New("evidence: no study is included yet: include studies in the Screen step first")
+	included, err := s.extractionStudies()
+	if err != nil {
+		return err
 	}
 	full, err := s.Corpus.fullTextSources(ctx, included)
 	if err != nil {
