@@ -130,6 +130,50 @@ func TestEvidenceExtractOnASavedProject(t *testing.T) {
 	if len(p.Extractions) != 1 {
 		t.Errorf("extractions of %d studies, want 1", len(p.Extractions))
 	}
+
+	// A second outcome, its spec replaced by --result: only its results
+	// change; the first outcome's are kept.
+	ws, err = app.Open(wsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err = ws.Reviews().Open("hcc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rv.AddOutcome(evidence.ResultSpec{Outcome: "survival", Measure: evidence.TwoGroups}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ws.Close()
+	if _, stderr, code := run(t, wsDir, "evidence", "extract", "--project", "hcc", "--meta"); code == 0 || !strings.Contains(stderr, "the review has 2 outcomes: choose one with --outcome N") {
+		t.Errorf("two outcomes, no --outcome: %d %s", code, stderr)
+	}
+	result := writeFile(t, "result.json", `{"outcome":"complete response","cohort":"MWA vs RFA","measure":"two-groups"}`)
+	out, stderr, code = run(t, wsDir, "evidence", "extract", "--project", "hcc", "--outcome", "2", "--result", result, "--meta", "--measure", "OR", "--json")
+	if code != 0 {
+		t.Fatalf("extract --outcome 2: %d %s", code, stderr)
+	}
+	got = extractJSON{}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if got.Project.Outcome != 2 || got.Project.OutcomeName != "complete response" || got.Project.Inputs["result"] != "--result" || got.Meta == nil || got.Meta.K != 2 || got.Meta.Measure != "OR" {
+		t.Errorf("outcome 2: project %+v meta %+v", got.Project, got.Meta)
+	}
+	p = openedByTheApp(t, wsDir, "hcc")
+	o2 := p.OutcomeAt(1)
+	if o2.Result.Outcome != "complete response" || len(o2.Results) != 2 || o2.Results["pmid:90000001"].Groups[1].Events.Value != 58 || o2.Meta.Measure != "OR" {
+		t.Errorf("outcome 2 saved: %+v", o2)
+	}
+	if p.Result.Outcome != "complete ablation" || len(p.Results) != 2 {
+		t.Errorf("outcome 1 changed: %+v", p.Outcome)
+	}
+	if n := calls.Load(); n != 5 {
+		t.Errorf("%d model calls, want 5", n)
+	}
 }
 
 // TestEvidenceExtractResolvesTheSourceByOneRule: without --project,
