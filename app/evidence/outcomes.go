@@ -225,7 +225,7 @@ func (p *Project) standardRowIn(o *Outcome, id, label string) (StandardRow, erro
 	if c, ok := o.Arms[id]; ok {
 		choice = &c
 	}
-	return StandardizeArms(r, o.Result, label, choice)
+	return Standardize(r, o.Result, label, choice)
 }
 
 // MetaOptionsFor returns the meta-analysis options of outcome i (see

@@ -142,17 +142,17 @@ var threeArmResult = ResultExtraction{StudyID: "t3", Groups: []ResultGroup{
 
 func TestStandardizeArmChoices(t *testing.T) {
 	means := ResultSpec{Outcome: "pain", Measure: MeansSDs}
-	if _, err := Standardize(threeArmResult, means, "Tan 2020"); err == nil ||
+	if _, err := Standardize(threeArmResult, means, "Tan 2020", nil); err == nil ||
 		!strings.Contains(err.Error(), "the study has 3 groups (low dose, high dose, placebo): choose the groups that form the comparison, or combine groups") {
 		t.Fatalf("no choice: %v", err)
 	}
 	// One group a side: those groups, as chosen.
-	row, err := StandardizeArms(threeArmResult, means, "Tan 2020", &ArmChoice{Treatment: []string{"high dose"}, Control: []string{"placebo"}})
+	row, err := Standardize(threeArmResult, means, "Tan 2020", &ArmChoice{Treatment: []string{"high dose"}, Control: []string{"placebo"}})
 	if err != nil || row.Total1 != 20 || row.Mean1 != 8 || row.SD1 != 3 || row.Total2 != 5 || row.Mean2 != 4 || row.SD2 != 1 || fmt.Sprint(row.Sources) != "[2 3]" {
 		t.Fatalf("high dose vs placebo: %+v, %v", row, err)
 	}
 	// Both doses combined (hand values in TestCombineMeansByHand).
-	row, err = StandardizeArms(threeArmResult, means, "Tan 2020", &ArmChoice{Treatment: []string{"low dose", "high dose"}, Control: []string{"placebo"}})
+	row, err = Standardize(threeArmResult, means, "Tan 2020", &ArmChoice{Treatment: []string{"low dose", "high dose"}, Control: []string{"placebo"}})
 	if err != nil || row.Total1 != 30 || math.Abs(row.Mean1-7) > 1e-12 || math.Abs(row.SD1-3.0342868) > 1e-7 || row.Total2 != 5 || row.Mean2 != 4 {
 		t.Fatalf("doses combined: %+v, %v", row, err)
 	}
@@ -162,17 +162,17 @@ func TestStandardizeArmChoices(t *testing.T) {
 	}
 	// Counts: events and totals summed (4+12 of 10+20).
 	counts := ResultSpec{Outcome: "response", Measure: TwoGroups}
-	row, err = StandardizeArms(threeArmResult, counts, "", &ArmChoice{Treatment: []string{"low dose", "high dose"}, Control: []string{"placebo"}})
+	row, err = Standardize(threeArmResult, counts, "", &ArmChoice{Treatment: []string{"low dose", "high dose"}, Control: []string{"placebo"}})
 	if err != nil || row.Events1 != 16 || row.Total1 != 30 || row.Events2 != 1 || row.Total2 != 5 {
 		t.Fatalf("counts combined: %+v, %v", row, err)
 	}
 	// A choice that no longer fits the result names the groups it has.
-	_, err = StandardizeArms(threeArmResult, counts, "", &ArmChoice{Treatment: []string{"medium dose"}, Control: []string{"placebo"}})
+	_, err = Standardize(threeArmResult, counts, "", &ArmChoice{Treatment: []string{"medium dose"}, Control: []string{"placebo"}})
 	if err == nil || !strings.Contains(err.Error(), `the group "medium dose", which the study's result does not have (its groups: "low dose", "high dose", "placebo")`) {
 		t.Errorf("stale choice: %v", err)
 	}
 	// Single arm: two of three groups combined.
-	row, err = StandardizeArms(threeArmResult, ResultSpec{Outcome: "response", Measure: SingleArm}, "", &ArmChoice{Treatment: []string{"low dose", "high dose"}})
+	row, err = Standardize(threeArmResult, ResultSpec{Outcome: "response", Measure: SingleArm}, "", &ArmChoice{Treatment: []string{"low dose", "high dose"}})
 	if err != nil || row.Events1 != 16 || row.Total1 != 30 {
 		t.Errorf("single arm combined: %+v, %v", row, err)
 	}

@@ -598,7 +598,7 @@ func (p *Project) PRISMA() PRISMACounts {
 }
 
 // StandardTable standardizes the extracted results of the first outcome
-// for the included studies (see StandardizeArms) for the meta-analysis, in
+// for the included studies (see Standardize) for the meta-analysis, in
 // the order of Included. A study without a result, whose result was
 // extracted for another Result spec (ResultsWith; a correction by the user
 // counts for the spec it was made under, see CorrectResult), whose result

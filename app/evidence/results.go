@@ -380,14 +380,7 @@ func (a arm) describe() string {
 	return fmt.Sprintf("the %s group (%q)", a.side, a.g.Name)
 }
 
-// Standardize computes a study's row of the standardized table from its
-// extracted result, in Go (no model-written code runs), without an arm
-// choice: StandardizeArms(r, spec, label, nil).
-func Standardize(r ResultExtraction, spec ResultSpec, label string) (StandardRow, error) {
-	return StandardizeArms(r, spec, label, nil)
-}
-
-// StandardizeArms computes a study's row of the standardized table from
+// Standardize computes a study's row of the standardized table from
 // its extracted result, in Go (no model-written code runs):
 //   - TwoGroups: events and totals of the treatment and control groups;
 //     events are derived as percent × N, rounded, when only a percentage
@@ -409,7 +402,7 @@ func Standardize(r ResultExtraction, spec ResultSpec, label string) (StandardRow
 // upper); problems give a *RowError naming the study, the group and the
 // value, with the row holding what could be computed. label names the
 // study ("" means its ID).
-func StandardizeArms(r ResultExtraction, spec ResultSpec, label string, choice *ArmChoice) (StandardRow, error) {
+func Standardize(r ResultExtraction, spec ResultSpec, label string, choice *ArmChoice) (StandardRow, error) {
 	if label = cleanSpace(label); label == "" {
 		label = r.StudyID
 	}

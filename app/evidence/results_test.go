@@ -58,13 +58,13 @@ func TestExtractResultTwoGroups(t *testing.T) {
 	}
 
 	// Three groups: never standardized without the user's arm choice.
-	if _, err := Standardize(got, responseSpec, "Lee 2020"); err == nil || !strings.Contains(err.Error(), `the study has 3 groups (RFA, MWA, group 3): choose the groups`) {
+	if _, err := Standardize(got, responseSpec, "Lee 2020", nil); err == nil || !strings.Contains(err.Error(), `the study has 3 groups (RFA, MWA, group 3): choose the groups`) {
 		t.Fatalf("three groups without a choice: %v", err)
 	}
 	// Standardized in Go with the choice: treatment first whatever the
 	// order, the control events derived from 40% of 75, the unsupported N
 	// reported.
-	row, err := StandardizeArms(got, responseSpec, "Lee 2020", &ArmChoice{Treatment: []string{"MWA"}, Control: []string{"RFA"}})
+	row, err := Standardize(got, responseSpec, "Lee 2020", &ArmChoice{Treatment: []string{"MWA"}, Control: []string{"RFA"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestExtractResultRatioAndMeans(t *testing.T) {
 	if sys := req.Messages[0].Content; !strings.Contains(sys, `kind: "HR", "OR" or "RR"`) || strings.Contains(userMessage(req.Messages), "Cohort:") {
 		t.Errorf("ratio prompt:\n%s", sys)
 	}
-	row, err := Standardize(got, spec, "")
+	row, err := Standardize(got, spec, "", nil)
 	if err != nil || row.Label != "pmid:101" || row.EffectKind != "HR" || row.Est != 0.72 || row.Lower != 0.55 || row.Upper != 0.94 ||
 		len(row.Unsupported) != 3 || fmt.Sprint(row.Sources) != "[4]" || row.Total1 != 0 {
 		t.Errorf("ratio row %+v, %v", row, err)
@@ -119,7 +119,7 @@ func TestExtractResultRatioAndMeans(t *testing.T) {
 	if f := string(srv.ChatRequests()[1].Format); !strings.Contains(f, `"sd"`) || strings.Contains(f, `"percent"`) {
 		t.Errorf("format %s", f)
 	}
-	row, err = Standardize(got, spec, "Lee 2020")
+	row, err = Standardize(got, spec, "Lee 2020", nil)
 	if err != nil || row.Mean1 != -3.2 || row.SD1 != 1.5 || row.Total1 != 80 || row.Mean2 != -2.9 || row.SD2 != 1.41 || row.Total2 != 75 ||
 		fmt.Sprint(row.Unsupported) != "[sd2 1.41]" {
 		t.Errorf("means row %+v, %v", row, err)
@@ -181,7 +181,7 @@ func TestStandardizeRolesAndDerivations(t *testing.T) {
 		{Name: "A", N: resNum(50, 1), Percent: resNum(33, 1)},
 		{Name: "B", N: resNum(40, 2), Events: resNum(10, 2)},
 	}}
-	row, err := Standardize(r, responseSpec, "Kim 2018")
+	row, err := Standardize(r, responseSpec, "Kim 2018", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,12 +196,12 @@ func TestStandardizeRolesAndDerivations(t *testing.T) {
 	// An exact half rounds up despite floating point (0.7 / 100 * 500 is
 	// 3.4999… in binary).
 	r.Groups = []ResultGroup{{Name: "A", Role: RoleTreatment, N: resNum(500), Percent: resNum(0.7)}, {Name: "B", Role: RoleControl, N: resNum(40), Events: resNum(1)}}
-	if row, err := Standardize(r, responseSpec, ""); err != nil || row.Events1 != 4 {
+	if row, err := Standardize(r, responseSpec, "", nil); err != nil || row.Events1 != 4 {
 		t.Errorf("0.7%% of 500: %+v, %v", row, err)
 	}
 	// Only the control marked: the treatment is the other group.
 	r.Groups = []ResultGroup{{Name: "ctrl", Role: RoleControl, N: resNum(10), Events: resNum(1)}, {Name: "other", N: resNum(20), Events: resNum(2)}}
-	row, err = Standardize(r, responseSpec, "")
+	row, err = Standardize(r, responseSpec, "", nil)
 	if err != nil || row.Total1 != 20 || row.Total2 != 10 || len(row.Derivations) != 1 || !strings.Contains(row.Derivations[0], `group 2 ("other")`) {
 		t.Errorf("control only: %+v, %v", row, err)
 	}
@@ -209,26 +209,26 @@ func TestStandardizeRolesAndDerivations(t *testing.T) {
 	// with the user's choice, the two treatments combined (events and
 	// totals summed: 1+2 of 10+20).
 	r.Groups = []ResultGroup{{Name: "T1", Role: RoleTreatment, N: resNum(10), Events: resNum(1)}, {Name: "T2", Role: RoleTreatment, N: resNum(20), Events: resNum(2)}, {Name: "C", Role: RoleControl, N: resNum(30), Events: resNum(3)}}
-	if row, err = Standardize(r, responseSpec, ""); err == nil || !strings.Contains(err.Error(), "3 groups (T1, T2, C)") {
+	if row, err = Standardize(r, responseSpec, "", nil); err == nil || !strings.Contains(err.Error(), "3 groups (T1, T2, C)") {
 		t.Errorf("two treatments without a choice: %+v, %v", row, err)
 	}
-	row, err = StandardizeArms(r, responseSpec, "", &ArmChoice{Treatment: []string{"T1", "T2"}, Control: []string{"C"}})
+	row, err = Standardize(r, responseSpec, "", &ArmChoice{Treatment: []string{"T1", "T2"}, Control: []string{"C"}})
 	if err != nil || row.Events1 != 3 || row.Total1 != 30 || row.Events2 != 3 || row.Total2 != 30 ||
 		fmt.Sprint(row.Derivations) != `[groups chosen by the user: treatment "T1" + "T2" (combined) vs control "C" treatment groups "T1" + "T2" combined (Cochrane Handbook 6.5.2.10, events and totals summed): events1 = 1 + 2 = 3, total1 = 10 + 20 = 30]` {
 		t.Errorf("two treatments combined: %+v, %v", row, err)
 	}
 	// Single arm: the treatment group, or the first.
 	r.Groups = []ResultGroup{{Name: "cohort", N: resNum(120, 3), Events: resNum(54, 3)}}
-	row, err = Standardize(r, ResultSpec{Outcome: "response", Measure: SingleArm}, "Ito 2021")
+	row, err = Standardize(r, ResultSpec{Outcome: "response", Measure: SingleArm}, "Ito 2021", nil)
 	if err != nil || row.Events1 != 54 || row.Total1 != 120 || row.Events2 != 0 || len(row.Derivations) != 0 {
 		t.Errorf("single arm: %+v, %v", row, err)
 	}
 	// A single-arm result of two groups: only with the user's choice.
 	r.Groups = []ResultGroup{{Name: "low dose", N: resNum(10), Events: resNum(1)}, {Name: "high dose", Role: RoleTreatment, N: resNum(12), Events: resNum(6)}}
-	if row, err = Standardize(r, ResultSpec{Outcome: "response", Measure: SingleArm}, ""); err == nil || !strings.Contains(err.Error(), "2 groups (low dose, high dose)") {
+	if row, err = Standardize(r, ResultSpec{Outcome: "response", Measure: SingleArm}, "", nil); err == nil || !strings.Contains(err.Error(), "2 groups (low dose, high dose)") {
 		t.Errorf("single arm of two without a choice: %+v, %v", row, err)
 	}
-	row, err = StandardizeArms(r, ResultSpec{Outcome: "response", Measure: SingleArm}, "", &ArmChoice{Treatment: []string{"high dose"}})
+	row, err = Standardize(r, ResultSpec{Outcome: "response", Measure: SingleArm}, "", &ArmChoice{Treatment: []string{"high dose"}})
 	if err != nil || row.Total1 != 12 || row.Events1 != 6 || !strings.Contains(fmt.Sprint(row.Derivations), `groups chosen by the user: treatment "high dose"`) {
 		t.Errorf("single arm of two: %+v, %v", row, err)
 	}
@@ -262,7 +262,7 @@ func TestStandardizeValidation(t *testing.T) {
 		{"negative", ResultSpec{Outcome: "os", Measure: RatioCI}, nil, &Effect{Est: Number{Value: -0.2}, Lower: Number{Value: -0.5}, Upper: Number{Value: 0.1}}, []string{"the ratio -0.2 [-0.5, 0.1] has a value at or below 0"}},
 		{"no group", ResultSpec{Outcome: "os", Measure: SingleArm}, nil, nil, []string{"the study has no group with the outcome"}},
 	} {
-		_, err := Standardize(ResultExtraction{StudyID: "pmid:5", Groups: tc.groups, Effect: tc.effect}, tc.spec, "Park 2017")
+		_, err := Standardize(ResultExtraction{StudyID: "pmid:5", Groups: tc.groups, Effect: tc.effect}, tc.spec, "Park 2017", nil)
 		var re *RowError
 		if !errors.As(err, &re) || re.Label != "Park 2017" || len(re.Problems) != len(tc.msgs) {
 			t.Errorf("%s: %v", tc.name, err)
@@ -277,7 +277,7 @@ func TestStandardizeValidation(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Standardize(ResultExtraction{}, ResultSpec{Measure: "x"}, ""); err == nil {
+	if _, err := Standardize(ResultExtraction{}, ResultSpec{Measure: "x"}, "", nil); err == nil {
 		t.Error("unknown measure accepted")
 	}
 }
