@@ -6,24 +6,10 @@ import (
 )
 
 // Stopping rules for screening in the learner's order (issue 17 item 2).
-// They are pure functions of the decisions so far; the Screen step states
-// their assumptions to the reviewer and records the rule and its figures.
-
-// ConsecutiveIrrelevant reports whether the last k decisions (in screening
-// order, true = included) were all exclusions. Assumption: the learner
-// ranks well enough that a run of k irrelevant records means few relevant
-// ones remain; it gives no recall guarantee.
-func ConsecutiveIrrelevant(decisions []bool, k int) bool {
-	if k <= 0 || len(decisions) < k {
-		return false
-	}
-	for _, in := range decisions[len(decisions)-k:] {
-		if in {
-			return false
-		}
-	}
-	return true
-}
+// The recall test is a pure function of its counts; the consecutive-
+// irrelevant rule is counted by Project.StoppingStatus. The Screen step
+// states their assumptions to the reviewer and records the rule and its
+// figures.
 
 // RecallTest is the hypergeometric stopping test of Callaghan & Müller-
 // Hansen (2020, Systematic Reviews 9:254): after screening in the learner's

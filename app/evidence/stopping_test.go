@@ -10,13 +10,6 @@ import (
 	"github.com/clinsight/clinsight/datasets/realdata"
 )
 
-func TestConsecutiveIrrelevant(t *testing.T) {
-	d := []bool{true, false, true, false, false, false}
-	if !ConsecutiveIrrelevant(d, 3) || ConsecutiveIrrelevant(d, 4) || ConsecutiveIrrelevant(d[:2], 3) || ConsecutiveIrrelevant(d, 0) {
-		t.Error("wrong run detection")
-	}
-}
-
 // TestHyperCDFByHand: 10 records, 3 relevant, a sample of 2 holds none
 // with probability C(7,2)/C(10,2) = 21/45.
 func TestHyperCDFByHand(t *testing.T) {
