@@ -92,8 +92,8 @@ included studies, or those --id/--ids-file name (which must be included);
 the fields are the review's and the result spec that of its outcome
 --outcome N (numbered from 1 as "evidence outcomes" lists them; may be
 left out when the review has one). Without --fields or --result both are
-extracted (those the review defines); --fields or --result replaces the
-review's, and the replacement is saved. Studies already extracted with
+extracted (those the review defines; with --meta only the result);
+--fields or --result replaces the review's, and the replacement is saved. Studies already extracted with
 the same fields or spec and text are not asked again. The values are
 saved in the review; --meta runs the outcome's meta-analysis with its
 settings (--measure replaces its effect measure).`,
