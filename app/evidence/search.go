@@ -75,53 +75,18 @@ const searchCachePragma = "PRAGMA cache_size = -65536"
 // number of matches and the best limit of them by bm25 (limit ≤ 0 means all).
 // A malformed query is a *QueryError.
 func (c *Corpus) Search(ctx context.Context, query string, limit int) (SearchResult, error) {
-	n, err := ParseQuery(query)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	if err := c.check(ctx); err != nil {
-		return SearchResult{}, err
-	}
-	res := SearchResult{Query: n.String(), FTS5: n.FTS5()}
 	if limit <= 0 {
 		limit = -1
 	}
-	// bm25 dominates the time of a search (FTS5 counts the documents of
-	// every phrase of the query for its IDF, then reads each match's
-	// phrase positions and column sizes), so the index pages it reads are
-	// kept in a larger page cache on this connection (12% faster at
-	// 1,000,000 records; the results are the same).
-	conn, err := c.db.Conn(ctx)
+	var hits []Hit
+	res, err := c.scanSearch(ctx, query, limit, func(_ int64, h *Hit) error {
+		hits = append(hits, *h) // scanRecord gives each record new slices
+		return nil
+	})
 	if err != nil {
-		return SearchResult{}, fmt.Errorf("evidence: searching: %w", err)
+		return SearchResult{}, err
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, searchCachePragma); err != nil {
-		return SearchResult{}, fmt.Errorf("evidence: searching: %w", err)
-	}
-	// Rank and count inside FTS5 in one pass over the matches (a separate
-	// count would read the index twice), then read only the records kept.
-	rows, err := conn.QueryContext(ctx, `WITH m AS MATERIALIZED (
-			SELECT rowid, bm25(evidence_fts, 3.0, 1.0, 2.0) AS score FROM evidence_fts WHERE evidence_fts MATCH ?)
-		SELECT r.id, r.pmid, r.title, r.abstract, r.sections, r.mesh, r.publication_types,
-		r.journal, r.year, r.authors, r.doi, r.keywords, r.source_line, t.score, (SELECT count(*) FROM m)
-		FROM (SELECT rowid, score FROM m ORDER BY score, rowid LIMIT ?) AS t
-		JOIN evidence_records r ON r.rowid = t.rowid
-		ORDER BY t.score, t.rowid`, res.FTS5, limit)
-	if err != nil {
-		return SearchResult{}, fmt.Errorf("evidence: searching %q: %w", res.FTS5, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var h Hit
-		if err := scanRecord(rows, &h.Record, &h.Score, &res.Total); err != nil {
-			return SearchResult{}, err
-		}
-		res.Hits = append(res.Hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return SearchResult{}, fmt.Errorf("evidence: reading search results: %w", err)
-	}
+	res.Hits = hits
 	return res, nil
 }
 
