@@ -23,7 +23,8 @@ type searchView struct {
 	s       *EvidenceScreen
 	content fyne.CanvasObject
 
-	terms      [3]*widget.Entry // conditions, treatments, outcomes
+	terms      [4]*widget.Entry // conditions, treatments, comparators, outcomes
+	joinComp   *widget.Check
 	joinOut    *widget.Check
 	buildBtn   *widget.Button
 	query      *widget.Entry
@@ -36,8 +37,8 @@ type searchView struct {
 
 func newSearchView(s *EvidenceScreen) *searchView {
 	v := &searchView{s: s}
-	labels := []string{"Condition terms", "Treatment terms", "Outcome terms"}
-	places := []string{"one term per line, e.g.\nhepatocellular carcinoma\nHCC", "one term per line (intervention and comparator), e.g.\nmicrowave ablation\nMWA", "optional; joined only when switched on below"}
+	labels := []string{"Condition terms", "Treatment terms", "Comparison terms", "Outcome terms"}
+	places := []string{"one term per line, e.g.\nhepatocellular carcinoma\nHCC", "one term per line (the intervention), e.g.\nmicrowave ablation\nMWA", "optional (the comparator), e.g.\nradiofrequency ablation\nRFA\njoined only when switched on below", "optional; joined only when switched on below"}
 	form := widget.NewForm()
 	for i := range v.terms {
 		e := widget.NewMultiLineEntry()
@@ -47,6 +48,8 @@ func newSearchView(s *EvidenceScreen) *searchView {
 		v.terms[i] = e
 		form.Append(labels[i], e)
 	}
+	v.joinComp = widget.NewCheck("Require the comparison terms too (off by default, as the Cochrane Handbook advises: comparators are often not named in the abstract)", func(bool) { v.termsChanged() })
+	form.Append("", v.joinComp)
 	v.joinOut = widget.NewCheck("Require the outcome terms too (off by default, as the Cochrane Handbook advises: outcomes are often not in the abstract)", func(bool) { v.termsChanged() })
 	form.Append("", v.joinOut)
 	v.buildBtn = widget.NewButtonWithIcon("Build the query from the terms", theme.MoveDownIcon(), v.BuildQuery)
@@ -94,8 +97,9 @@ func newSearchView(s *EvidenceScreen) *searchView {
 
 // show fills the terms and the query and shows the last search.
 func (v *searchView) show(p *evidence.Project) {
+	v.joinComp.SetChecked(p.Terms.JoinComparators)
 	v.joinOut.SetChecked(p.Terms.JoinOutcomes)
-	for i, l := range [][]string{p.Terms.Conditions, p.Terms.Treatments, p.Terms.Outcomes} {
+	for i, l := range [][]string{p.Terms.Conditions, p.Terms.Treatments, p.Terms.Comparators, p.Terms.Outcomes} {
 		v.terms[i].SetText(strings.Join(l, "\n"))
 	}
 	v.query.SetText(p.Query)
@@ -123,12 +127,14 @@ func termLines(text string) []string {
 func (v *searchView) termsChanged() {
 	t := v.terms
 	v.s.edit(func(p *evidence.Project) {
-		p.Terms = evidence.SearchTerms{Conditions: termLines(t[0].Text), Treatments: termLines(t[1].Text), Outcomes: termLines(t[2].Text), JoinOutcomes: v.joinOut.Checked}
+		p.Terms = evidence.SearchTerms{Conditions: termLines(t[0].Text), Treatments: termLines(t[1].Text), Comparators: termLines(t[2].Text), Outcomes: termLines(t[3].Text),
+			JoinComparators: v.joinComp.Checked, JoinOutcomes: v.joinOut.Checked}
 	})
 }
 
 // BuildQuery writes the boolean query of the terms: each role's terms
-// joined by OR, the roles by AND.
+// joined by OR, the roles by AND (the comparison and the outcome only when
+// the user requires them).
 func (v *searchView) BuildQuery() {
 	p := v.s.project()
 	if p == nil {

@@ -28,7 +28,7 @@ func TestEvidenceSearchEveryMatchAndPICOParts(t *testing.T) {
 		}
 		v.terms[0].SetText("hepatocellular carcinoma\nHCC")
 		v.terms[1].SetText("microwave ablation\nradiofrequency ablation")
-		v.terms[2].SetText("local tumor progression")
+		v.terms[3].SetText("local tumor progression")
 		test.Tap(v.buildBtn)
 		if want := `("hepatocellular carcinoma" OR HCC) AND ("microwave ablation" OR "radiofrequency ablation")`; v.query.Text != want {
 			t.Fatalf("default query %q, want %q", v.query.Text, want)

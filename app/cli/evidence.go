@@ -158,6 +158,7 @@ func newEvidenceSearchCmd(f *Factory) *cobra.Command {
 		db, project, picoPath, query string
 		limit                        int
 		noLLM, asJSON, withOutcomes  bool
+		withComparison               bool
 	)
 	cmd := &cobra.Command{
 		Use:   "search (--db DB | --project NAME) [--query \"...\"] [--pico FILE.json] [--limit N] [--no-llm] [--json]",
@@ -180,10 +181,12 @@ I, C, O (or population, intervention, comparison, outcome).
 With --pico and no --query, the workspace's chat model (Settings,
 models.chat) writes the search terms from the PICO: it is shown up to five
 abstracts that a first search of the PICO's main words finds, then lists the
-terms for the condition, the treatment and the outcome, which become the
-boolean query: each role's terms joined by OR, the condition AND the
-treatment (as the Cochrane Handbook advises, and the desktop app does by
-default); --with-outcomes ANDs the outcome terms too, and the choice is
+terms for the condition, the treatment (the intervention), the comparison
+and the outcome, which become the boolean query: each role's terms joined
+by OR, the condition AND the treatment (as the Cochrane Handbook advises,
+and the desktop app does by default: comparators and outcomes are often not
+named in abstracts); --with-comparison ANDs the comparison terms too, as a
+group of their own, --with-outcomes the outcome terms, and the choices are
 saved with a --project review. The terms
 and the query are printed before the results: check them, edit the query and
 run it again with --query. With --no-llm no model is used and --query is
@@ -267,6 +270,9 @@ fails leaves the review as it was.`,
 				if cmd.Flags().Changed("with-outcomes") {
 					r.Update(func(p *evidence.Project) { p.Terms.JoinOutcomes = withOutcomes })
 				}
+				if cmd.Flags().Changed("with-comparison") {
+					r.Update(func(p *evidence.Project) { p.Terms.JoinComparators = withComparison })
+				}
 				if query, terms, err = generateSearchTerms(cmd, f, r, asJSON); err != nil {
 					return corpusHint(run.stepFailed(err), r.Project().Source)
 				}
@@ -343,6 +349,7 @@ fails leaves the review as it was.`,
 	cmd.Flags().StringVar(&query, "query", "", "PubMed-style boolean query")
 	cmd.Flags().StringVar(&picoPath, "pico", "", "PICO JSON file ({\"P\":...,\"I\":...,\"C\":...,\"O\":...}) to rank the matches by")
 	cmd.Flags().IntVar(&limit, "limit", 20, "show at most this many records (0 = every match, at most 100,000; with --project: candidates kept, default as in the desktop app)")
+	cmd.Flags().BoolVar(&withComparison, "with-comparison", false, "when the model writes the terms: AND the comparison terms to the query too, as their own group (default: the condition AND the treatment)")
 	cmd.Flags().BoolVar(&withOutcomes, "with-outcomes", false, "when the model writes the terms: AND the outcome terms to the query too (default: the condition AND the treatment)")
 	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "use no model: --query is then required")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the query, its FTS5 translation, the number of matches and the hits as JSON")
@@ -393,16 +400,35 @@ func generateSearchTerms(cmd *cobra.Command, f *Factory, r app.Reviewer, asJSON 
 		for _, role := range []struct {
 			name  string
 			terms []string
-		}{{"Condition", p.Terms.Conditions}, {"Treatment", p.Terms.Treatments}, {"Outcome", p.Terms.Outcomes}} {
+			// left says how to join the terms when the query leaves them out.
+			left string
+		}{
+			{"Condition", p.Terms.Conditions, ""},
+			{"Treatment", p.Terms.Treatments, ""},
+			{"Comparison", p.Terms.Comparators, leftOut(p.Terms.JoinComparators, "--with-comparison")},
+			{"Outcome", p.Terms.Outcomes, leftOut(p.Terms.JoinOutcomes, "--with-outcomes")},
+		} {
 			list := strings.Join(role.terms, "; ")
-			if list == "" {
+			switch {
+			case list == "":
 				list = "(none)"
+			case role.left != "":
+				list += " " + role.left
 			}
 			fmt.Fprintf(f.Out, "  %s: %s\n", role.name, list)
 		}
 		fmt.Fprintf(f.Out, "Query: %s\n\n", p.Query)
 	}
 	return p.Query, &p.Terms, nil
+}
+
+// leftOut is the note after search terms that the query leaves out (""
+// when joined), naming the flag that joins them.
+func leftOut(joined bool, flag string) string {
+	if joined {
+		return ""
+	}
+	return "(not in the query; " + flag + " requires them)"
 }
 
 // chatModel returns the workspace's chat model and its client; hint ends

@@ -12,9 +12,9 @@ import (
 
 // hccTermsReply is a scripted search-term reply for the HCC PICO.
 const hccTermsReply = `{
- "primary": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "outcomes": ["local tumor progression"]},
- "core": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "outcomes": []},
- "expanded": {"conditions": ["HCC"], "treatments": ["thermal ablation", "MWA"], "outcomes": []}
+ "primary": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "comparators": ["radiofrequency ablation"], "outcomes": ["local tumor progression"]},
+ "core": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "comparators": ["radiofrequency ablation"], "outcomes": []},
+ "expanded": {"conditions": ["HCC"], "treatments": ["thermal ablation", "MWA"], "comparators": ["RFA"], "outcomes": []}
 }`
 
 // TestEvidenceSearchGeneratesTerms runs "evidence search --pico" without
@@ -39,6 +39,7 @@ func TestEvidenceSearchGeneratesTerms(t *testing.T) {
 		"Search terms written by llama3.1:8b from the PICO",
 		"  Condition: hepatocellular carcinoma; HCC\n",
 		"  Treatment: microwave ablation; thermal ablation; MWA\n",
+		"  Comparison: radiofrequency ablation; RFA (not in the query; --with-comparison requires them)\n",
 		"  Outcome: (none)\n",
 		"Query: " + wantQuery + "\n",
 		"Microwave versus radiofrequency ablation for hepatocellular carcinoma",
@@ -71,7 +72,8 @@ func TestEvidenceSearchGeneratesTerms(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}
-	if got.Terms == nil || strings.Join(got.Terms.Treatments, "|") != "microwave ablation|thermal ablation|MWA" || got.Total < 1 || len(got.Hits) != int(got.Total) {
+	if got.Terms == nil || strings.Join(got.Terms.Treatments, "|") != "microwave ablation|thermal ablation|MWA" ||
+		strings.Join(got.Terms.Comparators, "|") != "radiofrequency ablation|RFA" || got.Total < 1 || len(got.Hits) != int(got.Total) {
 		t.Errorf("--json: %+v", got)
 	}
 
@@ -98,8 +100,10 @@ func TestEvidenceSearchGeneratesTerms(t *testing.T) {
 }
 
 // TestEvidenceSearchWithOutcomesAndEveryMatch: by default the query the
-// model's terms make joins the condition AND the treatment; --with-outcomes
-// ANDs the outcome terms too. --limit 0 keeps every match.
+// model's terms make joins the condition AND the treatment;
+// --with-comparison ANDs the comparison terms too, as their own group,
+// --with-outcomes the outcome terms; with --project the choice is saved.
+// --limit 0 keeps every match.
 func TestEvidenceSearchWithOutcomesAndEveryMatch(t *testing.T) {
 	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	ws := workspaceWithHost(t, srv.URL)
@@ -107,14 +111,20 @@ func TestEvidenceSearchWithOutcomesAndEveryMatch(t *testing.T) {
 	if _, stderr, code := run(t, ws, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
 		t.Fatalf("import: %s", stderr)
 	}
-	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","O":"local tumor progression"}`)
+	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`)
+	const comparison = ` AND ("radiofrequency ablation" OR RFA)`
 	for _, tc := range []struct {
-		flags   []string
-		outcome bool
-	}{{nil, false}, {[]string{"--with-outcomes"}, true}} {
+		flags               []string
+		comparison, outcome bool
+	}{
+		{nil, false, false},
+		{[]string{"--with-outcomes"}, false, true},
+		{[]string{"--with-comparison"}, true, false},
+		{[]string{"--with-comparison", "--with-outcomes"}, true, true},
+	} {
 		srv.QueueChat(ollamatest.ChatReply{Content: strings.Replace(hccTermsReply,
-			`"core": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "outcomes": []}`,
-			`"core": {"conditions": ["hepatocellular carcinoma"], "treatments": ["microwave ablation"], "outcomes": ["local tumor progression"]}`, 1)})
+			`"comparators": ["radiofrequency ablation"], "outcomes": []}`,
+			`"comparators": ["radiofrequency ablation"], "outcomes": ["local tumor progression"]}`, 1)})
 		out, stderr, code := run(t, ws, append([]string{"evidence", "search", "--db", db, "--pico", pico, "--json"}, tc.flags...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", tc.flags, code, stderr)
@@ -126,9 +136,26 @@ func TestEvidenceSearchWithOutcomesAndEveryMatch(t *testing.T) {
 		if has := strings.Contains(got.Query, "local tumor progression"); has != tc.outcome {
 			t.Errorf("%v: query %q: outcome terms joined %v, want %v", tc.flags, got.Query, has, tc.outcome)
 		}
+		if has := strings.Contains(got.Query, comparison); has != tc.comparison || strings.Count(got.Query, "RFA") != strings.Count(comparison, "RFA")*strings.Count(got.Query, comparison) {
+			t.Errorf("%v: query %q: comparison terms joined %v, want %v (as their own group only)", tc.flags, got.Query, has, tc.comparison)
+		}
+		if got.Terms == nil || got.Terms.JoinComparators != tc.comparison || got.Terms.JoinOutcomes != tc.outcome {
+			t.Errorf("%v: terms %+v", tc.flags, got.Terms)
+		}
 	}
 
-	out, stderr, code := run(t, ws, "evidence", "search", "--db", db, "--query", "ablation OR cancer OR breast OR carcinoma", "--limit", "0", "--no-llm", "--json")
+	// A saved review keeps the choice: the desktop app shows it checked.
+	createReview(t, ws, "cmp", db, hccPICO, nil)
+	srv.QueueChat(ollamatest.ChatReply{Content: hccTermsReply})
+	out, stderr, code := run(t, ws, "evidence", "search", "--project", "cmp", "--with-comparison")
+	if code != 0 || !strings.Contains(out, "  Comparison: radiofrequency ablation; RFA\n") {
+		t.Fatalf("--project --with-comparison: exit %d: %s %s", code, out, stderr)
+	}
+	if saved := openedByTheApp(t, ws, "cmp"); !saved.Terms.JoinComparators || !strings.HasSuffix(saved.Query, comparison) {
+		t.Errorf("the review the app opens: terms %+v, query %q", saved.Terms, saved.Query)
+	}
+
+	out, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--query", "ablation OR cancer OR breast OR carcinoma", "--limit", "0", "--no-llm", "--json")
 	if code != 0 {
 		t.Fatalf("--limit 0: exit %d: %s", code, stderr)
 	}

@@ -179,7 +179,7 @@ func (s *Session) SuggestTerms(ctx context.Context) error {
 		return err
 	}
 	terms := steps.Final()
-	terms.JoinOutcomes = p.Terms.JoinOutcomes // the user's choice stays
+	terms.JoinComparators, terms.JoinOutcomes = p.Terms.JoinComparators, p.Terms.JoinOutcomes // the user's choices stay
 	q, err := terms.Query()
 	if err != nil {
 		return fmt.Errorf("evidence: model %s gave no usable search terms (%w); write them yourself or try again", s.Model, err)

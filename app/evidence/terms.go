@@ -12,19 +12,32 @@ import (
 )
 
 // SearchTerms are the search terms of a review, per PICO role: the
-// condition (population), the treatment (intervention and comparison) and
-// the outcome. The user may edit them; Query turns them into a boolean
-// query.
+// condition (population), the treatment (intervention), the comparator
+// (comparison) and the outcome. The user may edit them; Query turns them
+// into a boolean query.
+//
+// By default the query joins the population AND the intervention only, as
+// the Cochrane Handbook (chapter 4.4.2) advises: the comparison and the
+// outcomes are often not named in titles and abstracts, so requiring them
+// loses studies. The user may require the comparator terms
+// (JoinComparators) and the outcome terms (JoinOutcomes) too.
 type SearchTerms struct {
 	// Conditions are the terms for the condition or population.
 	Conditions []string `json:"conditions"`
-	// Treatments are the terms for the intervention and the comparator.
+	// Treatments are the terms for the intervention. Projects saved before
+	// the comparator role hold the comparator's terms here too (ORed with
+	// the intervention's, as the query then was); they load unchanged.
 	Treatments []string `json:"treatments"`
+	// Comparators are the terms for the comparison (the control
+	// treatment). They join the query only with JoinComparators, as a
+	// group of their own (ANDed, not ORed with the intervention).
+	Comparators []string `json:"comparators,omitempty"`
 	// Outcomes are the terms for the outcome. They join the query only
-	// with JoinOutcomes: by default the search joins the population AND
-	// the intervention (or comparator) only, as the Cochrane Handbook
-	// advises (outcomes are often not named in titles and abstracts).
+	// with JoinOutcomes.
 	Outcomes []string `json:"outcomes"`
+	// JoinComparators, the user's choice, ANDs the comparator terms to the
+	// query.
+	JoinComparators bool `json:"join_comparators,omitempty"`
 	// JoinOutcomes, the user's choice, ANDs the outcome terms to the query.
 	JoinOutcomes bool `json:"join_outcomes,omitempty"`
 }
@@ -41,10 +54,13 @@ type TermSteps struct {
 	Expanded SearchTerms `json:"expanded"`
 }
 
-// termListsSchema is the schema of one SearchTerms object.
+// termListsSchema is the schema of one SearchTerms object. The comparators
+// are not required: a reply without them (a question without a
+// comparison, or a model that leaves them out) is valid.
 const termListsSchema = `{"type":"object","properties":{
 	"conditions":{"type":"array","items":{"type":"string"}},
 	"treatments":{"type":"array","items":{"type":"string"}},
+	"comparators":{"type":"array","items":{"type":"string"}},
 	"outcomes":{"type":"array","items":{"type":"string"}}},
 	"required":["conditions","treatments","outcomes"]}`
 
@@ -75,7 +91,7 @@ const maxReferenceChars = 1500
 
 // GenerateTerms asks the model for search terms from a PICO in one JSON
 // reply (TrialMind's design: primary terms per condition, treatment and
-// outcome, filtered to the core, expanded with synonyms, abbreviations and
+// comparator and outcome, filtered to the core, expanded with synonyms, abbreviations and
 // split compounds). It returns the three steps; TermSteps.Final gives the
 // search terms (the core terms merged with the expanded ones), which the
 // user may edit before SearchTerms.Query builds the boolean query. An
@@ -108,12 +124,33 @@ func GenerateTerms(ctx context.Context, chat localllm.Chatter, model string, p P
 }
 
 // Final returns the search terms: the core terms followed by the expanded
-// ones, cleaned (see CleanTerm) and without duplicates (ignoring case).
+// ones, cleaned (see CleanTerm) and without duplicates (ignoring case). A
+// term the model lists both as a treatment and as a comparator is kept as
+// a comparator only, so that the user's choice whether the comparison
+// joins the query holds for it.
 func (s TermSteps) Final() SearchTerms {
+	comparators := mergeTerms(s.Core.Comparators, s.Expanded.Comparators)
+	isComparator := make(map[string]bool, len(comparators))
+	for _, c := range comparators {
+		isComparator[strings.ToLower(c)] = true
+	}
+	var treatments []string
+	for _, t := range mergeTerms(s.Core.Treatments, s.Expanded.Treatments) {
+		if !isComparator[strings.ToLower(t)] {
+			treatments = append(treatments, t)
+		}
+	}
+	if treatments == nil {
+		treatments = []string{}
+	}
+	if len(comparators) == 0 {
+		comparators = nil // as a project saved without them
+	}
 	return SearchTerms{
-		Conditions: mergeTerms(s.Core.Conditions, s.Expanded.Conditions),
-		Treatments: mergeTerms(s.Core.Treatments, s.Expanded.Treatments),
-		Outcomes:   mergeTerms(s.Core.Outcomes, s.Expanded.Outcomes),
+		Conditions:  mergeTerms(s.Core.Conditions, s.Expanded.Conditions),
+		Treatments:  treatments,
+		Comparators: comparators,
+		Outcomes:    mergeTerms(s.Core.Outcomes, s.Expanded.Outcomes),
 	}
 }
 
@@ -158,14 +195,17 @@ var ErrNoTerms = errors.New("evidence: there are no search terms: give at least 
 
 // Query builds the boolean query: the terms of each role joined by OR
 // (parenthesised when more than one), the roles joined by AND in the order
-// conditions, treatments, outcomes (only with JoinOutcomes); empty roles
-// are left out. Terms are
+// conditions, treatments, comparators (only with JoinComparators),
+// outcomes (only with JoinOutcomes); empty roles are left out. Terms are
 // cleaned (CleanTerm) and de-duplicated; a term of several words, or one
 // spelled like an operator, is quoted as a phrase. The query is checked
 // with ParseQuery.
 func (s SearchTerms) Query() (string, error) {
 	var groups []string
 	roles := [][]string{s.Conditions, s.Treatments}
+	if s.JoinComparators {
+		roles = append(roles, s.Comparators)
+	}
 	if s.JoinOutcomes {
 		roles = append(roles, s.Outcomes)
 	}

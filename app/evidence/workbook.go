@@ -203,6 +203,7 @@ func (w *workbookWriter) searchTable() export.Table {
 	add("Outcome (O)", cellOrNil(p.PICO.Outcome))
 	add("Condition terms", cellOrNil(strings.Join(p.Terms.Conditions, "; ")))
 	add("Treatment terms", cellOrNil(strings.Join(p.Terms.Treatments, "; ")))
+	add("Comparison terms", cellOrNil(strings.Join(p.Terms.Comparators, "; ")))
 	add("Outcome terms", cellOrNil(strings.Join(p.Terms.Outcomes, "; ")))
 	if s := p.Search; s != nil {
 		add("Boolean query", s.Query)

@@ -28,7 +28,7 @@ func workbookProject(t *testing.T) *Project {
 		Population: "hepatocellular carcinoma", Intervention: "microwave ablation",
 		Comparison: "radiofrequency ablation", Outcome: "complete ablation",
 	})
-	p.Terms = SearchTerms{Conditions: []string{"hepatocellular carcinoma", "HCC"}, Treatments: []string{"microwave ablation"}}
+	p.Terms = SearchTerms{Conditions: []string{"hepatocellular carcinoma", "HCC"}, Treatments: []string{"microwave ablation"}, Comparators: []string{"radiofrequency ablation", "RFA"}}
 	p.Query = `("hepatocellular carcinoma" OR HCC) AND "microwave ablation"`
 	p.Search = &SearchRun{
 		Query: p.Query, FTS5: `("hepatocellular carcinoma" OR "hcc") AND "microwave ablation"`,
@@ -186,6 +186,7 @@ func TestWriteProjectWorkbook(t *testing.T) {
 	for _, want := range [][]string{
 		{"Boolean query", p.Search.Query}, {"Full-text index query (SQLite FTS5)", p.Search.FTS5},
 		{"Records found", "40"}, {"Condition terms", "hepatocellular carcinoma; HCC"},
+		{"Comparison terms", "radiofrequency ablation; RFA"},
 		{"Intervention (I)", "microwave ablation"},
 	} {
 		if wbFindRow(search, want...) == nil {
