@@ -22,8 +22,9 @@ func DemoProject(ctx context.Context, corpus *Corpus, source string) (*Project, 
 		Outcome:      "local tumor progression",
 	})
 	p.Terms = SearchTerms{
-		Conditions: []string{"hepatocellular carcinoma", "HCC", "liver cancer"},
-		Treatments: []string{"microwave ablation", "MWA", "radiofrequency ablation", "RFA"},
+		Conditions:  []string{"hepatocellular carcinoma", "HCC", "liver cancer"},
+		Treatments:  []string{"microwave ablation", "MWA"},
+		Comparators: []string{"radiofrequency ablation", "RFA"},
 	}
 	q, err := p.Terms.Query()
 	if err != nil {

@@ -280,3 +280,24 @@ func TestSuggestTermsKeepsTheJoinChoices(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoProjectSearchesPopulationAndIntervention: the demo review
+// shows the comparison terms in their own role, left out of its query as
+// a user following the Cochrane Handbook would leave them.
+func TestDemoProjectSearchesPopulationAndIntervention(t *testing.T) {
+	db, _ := openDB(t)
+	if err := DemoData(context.Background(), db, 1); err != nil {
+		t.Fatal(err)
+	}
+	p, err := DemoProject(context.Background(), NewCorpus(db), "lit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `("hepatocellular carcinoma" OR HCC OR "liver cancer") AND ("microwave ablation" OR MWA)`
+	if !slices.Equal(p.Terms.Comparators, []string{"radiofrequency ablation", "RFA"}) || p.Terms.JoinComparators || p.Query != want {
+		t.Errorf("demo terms %+v, query %s", p.Terms, p.Query)
+	}
+	if p.Search == nil || p.Search.Query != want || len(p.Search.IDs) == 0 {
+		t.Errorf("demo search %+v", p.Search)
+	}
+}
