@@ -170,27 +170,53 @@ func humanSize(n int64) string {
 }
 
 // watchdog cancels a request when it is not disarmed in time. One watchdog
-// serves a request's header wait and then each read of its body.
+// serves a request's sending and header wait and then each read of its
+// body.
 type watchdog struct {
 	cancel context.CancelCauseFunc
 
 	mu       sync.Mutex
 	timer    *time.Timer
 	armed    bool
+	reading  bool // the response has arrived: the sending countdowns are over
 	deadline time.Time
 	pending  error // the error to report if the armed period passes
 	err      error // the error it fired with, or nil
 }
 
+// armSending (re)starts the countdown of the request's sending or header
+// wait, unless the response has arrived (startReading): the transport's
+// hooks that call it (httptrace's WroteRequest, the request body's reads)
+// run on its write goroutine and can come after the response, and must not
+// then replace the idle countdown of a body read with the header timeout
+// (a stalled stream then went unnoticed for minutes: TestStallMidStream
+// failed about once in 300 runs).
+func (w *watchdog) armSending(d time.Duration, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.reading {
+		w.armLocked(d, err)
+	}
+}
+
+// startReading ends the sending phase and disarms its countdown.
+func (w *watchdog) startReading() {
+	w.mu.Lock()
+	w.reading = true
+	w.mu.Unlock()
+	w.disarm()
+}
+
 // arm (re)starts the countdown: unless disarmed within d, the request is
 // cancelled and err is what the call reports.
 func (w *watchdog) arm(d time.Duration, err error) {
-	if d <= 0 {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil {
+	w.armLocked(d, err)
+}
+
+func (w *watchdog) armLocked(d time.Duration, err error) {
+	if d <= 0 || w.err != nil {
 		return
 	}
 	w.armed, w.deadline, w.pending = true, time.Now().Add(d), err
@@ -245,18 +271,18 @@ func (t watchingTransport) guard(r *http.Request, b bounds, w *bodyWatch) (*http
 		// fresh countdown once the request is written.
 		headerErr, sendErr := headerTimeoutError(t.host, b), sendStallError(t.host, b)
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			WroteRequest: func(httptrace.WroteRequestInfo) { dog.arm(b.header, headerErr) },
+			WroteRequest: func(httptrace.WroteRequestInfo) { dog.armSending(b.header, headerErr) },
 		})
 		send = r.WithContext(ctx)
 		if r.Body != nil && r.Body != http.NoBody {
-			send.Body = &sendingBody{ReadCloser: r.Body, progress: func() { dog.arm(b.header, sendErr) }}
+			send.Body = &sendingBody{ReadCloser: r.Body, progress: func() { dog.armSending(b.header, sendErr) }}
 		}
-		dog.arm(b.header, sendErr)
+		dog.armSending(b.header, sendErr)
 	} else {
 		send = r.WithContext(ctx)
 	}
 	resp, err := t.base.RoundTrip(send)
-	dog.disarm()
+	dog.startReading()
 	if fe := dog.fired(); fe != nil {
 		if err == nil {
 			resp.Body.Close()
