@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,7 +36,8 @@ func TestOMOPOnPostgres(t *testing.T) {
 	if _, stderr, code := run(t, ws, "sources", "add", "pgomop", "--postgres", c.URL(reader, db), "--schemas", "cdm", "--password-env", "CLI_OMOP_PW"); code != 0 {
 		t.Fatalf("sources add: %s", stderr)
 	}
-	if _, stderr, code := run(t, ws, "import", "omop", realdata.Path(t, "omop-cdm-5.4", "synthea27nj"), "--db", "lite.db"); code != 0 {
+	lite := filepath.Join(t.TempDir(), "lite.db") // not in the package directory
+	if _, stderr, code := run(t, ws, "import", "omop", realdata.Path(t, "omop-cdm-5.4", "synthea27nj"), "--db", lite); code != 0 {
 		t.Fatalf("import omop: %s", stderr)
 	}
 	w, err := app.Open(ws)
@@ -56,11 +58,11 @@ func TestOMOPOnPostgres(t *testing.T) {
 	if code != 0 || !strings.Contains(pg, "without a model") || !strings.Contains(pg, "320128") || !strings.Contains(pg, "1308216") {
 		t.Fatalf("ask on PostgreSQL: %d\n%s\n%s", code, pg, stderr)
 	}
-	lite, stderr, code := run(t, ws, "ask", "--db", "lite.db", q)
+	liteOut, stderr, code := run(t, ws, "ask", "--db", lite, q)
 	if code != 0 {
 		t.Fatalf("ask on SQLite: %s", stderr)
 	}
-	if got, want := personsOf(pg), personsOf(lite); got == "" || got != want {
-		t.Errorf("persons on PostgreSQL %q, on SQLite %q\n%s\n%s", got, want, pg, lite)
+	if got, want := personsOf(pg), personsOf(liteOut); got == "" || got != want {
+		t.Errorf("persons on PostgreSQL %q, on SQLite %q\n%s\n%s", got, want, pg, liteOut)
 	}
 }
