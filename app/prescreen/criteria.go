@@ -5,7 +5,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/internal/textsearch"
 )
 
@@ -145,6 +147,7 @@ func ReadCriterion(text string) Reading {
 	var r Reading
 	var spans [][2]int
 	// Lab values.
+	analyteRe, _ := analytePatterns()
 	for pos := 0; pos < len(s); {
 		m := analyteRe.FindStringSubmatchIndex(s[pos:])
 		if m == nil {
@@ -174,7 +177,7 @@ func ReadCriterion(text string) Reading {
 		spans = append(spans, [2]int{m[2], m[3] + n})
 	}
 	// Age.
-	for _, m := range ageRe.FindAllStringIndex(s, -1) {
+	for _, m := range ageRe().FindAllStringIndex(s, -1) {
 		if overlaps(spans, m[0]) {
 			continue
 		}
@@ -191,7 +194,7 @@ func ReadCriterion(text string) Reading {
 	// "18 years or older", "≥ 18 years of age", "18-75 years old": an age
 	// without the word.
 	if !hasAge(r.Checks) {
-		for _, m := range yearsRe.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range yearsRe().FindAllStringSubmatchIndex(s, -1) {
 			if overlaps(spans, m[0]) {
 				continue
 			}
@@ -210,7 +213,7 @@ func ReadCriterion(text string) Reading {
 	if len(r.Checks) == 0 {
 		return r
 	}
-	r.Any = len(r.Checks) > 1 && orRe.MatchString(between(s, spans))
+	r.Any = len(r.Checks) > 1 && orRe().MatchString(between(s, spans))
 	r.Partial = residual(s, spans)
 	return r
 }
@@ -247,7 +250,7 @@ func between(s string, spans [][2]int) string {
 	return s[lo:hi]
 }
 
-var orRe = regexp.MustCompile(`\bor\b`)
+var orRe = lazyre.New(`\bor\b`)
 
 // normalizeCriterion lower-cases a criterion and writes its comparisons
 // as symbols: "at least 18" → ">= 18", "less than 1.5" → "< 1.5".
@@ -256,22 +259,22 @@ func normalizeCriterion(text string) string {
 	s = strings.NewReplacer("≥", ">=", "≤", "<=", "=>", ">=", "=<", "<=", "–", "-", "—", "-", "−", "-", "‐", "-",
 		"µ", "u", "μ", "u", "²", "2", "×", "x", "\u00a0", " ", "\t", " ", "\n", " ", "＞", ">", "＜", "<", "⁹", "9").Replace(s)
 	for i := 0; i < 3; i++ { // 150,000 → 150000
-		s = thousandsRe.ReplaceAllString(s, "$1$2")
+		s = thousandsRe().ReplaceAllString(s, "$1$2")
 	}
-	s = decimalCommaRe.ReplaceAllString(s, "$1.$2")
-	for _, p := range phraseOps {
+	s = decimalCommaRe().ReplaceAllString(s, "$1.$2")
+	for _, p := range phraseOps() {
 		s = p.re.ReplaceAllString(s, p.sym+" $1")
 	}
 	return s
 }
 
 var (
-	thousandsRe    = regexp.MustCompile(`(\d),(\d{3})\b`)
-	decimalCommaRe = regexp.MustCompile(`(\d),(\d{1,2})\b`)
+	thousandsRe    = lazyre.New(`(\d),(\d{3})\b`)
+	decimalCommaRe = lazyre.New(`(\d),(\d{1,2})\b`)
 )
 
 // phraseOps turn words before a number into a comparison symbol.
-var phraseOps = func() []struct {
+var phraseOps = sync.OnceValue(func() []struct {
 	re  *regexp.Regexp
 	sym string
 } {
@@ -306,10 +309,11 @@ var phraseOps = func() []struct {
 		}{re, g.sym})
 	}
 	return out
-}()
+})
 
-// analyteRe finds the names of the analytes (longest first).
-var analyteRe, analyteNames = func() (*regexp.Regexp, map[string]*Analyte) {
+// analytePatterns returns the pattern that finds the names of the analytes
+// (longest first) and the analyte of each name.
+var analytePatterns = sync.OnceValues(func() (*regexp.Regexp, map[string]*Analyte) {
 	names := map[string]*Analyte{}
 	var alts []string
 	for _, a := range Analytes {
@@ -328,9 +332,12 @@ var analyteRe, analyteNames = func() (*regexp.Regexp, map[string]*Analyte) {
 		}
 	}
 	return regexp.MustCompile(`(?:^|[^a-z0-9])(` + strings.Join(alts, "|") + `)(?:[^a-z0-9]|$)`), names
-}()
+})
 
-func analyteOfName(n string) *Analyte { return analyteNames[n] }
+func analyteOfName(n string) *Analyte {
+	_, names := analytePatterns()
+	return names[n]
+}
 
 // followedBy reports whether rest starts (after spaces) with one of words.
 func followedBy(rest string, words []string) bool {
@@ -344,8 +351,8 @@ func followedBy(rest string, words []string) bool {
 }
 
 var (
-	ageRe   = regexp.MustCompile(`\b(?:age[sd]?|aged)\b`)
-	yearsRe = regexp.MustCompile(`(?:between\s+|from\s+|(?:<=|>=|<|>)\s*)?\d+(?:\.\d+)?\s*(?:-|to|and)?\s*(?:\d+(?:\.\d+)?\s*)?(?:years?|yrs?|months?)\b`)
+	ageRe   = lazyre.New(`\b(?:age[sd]?|aged)\b`)
+	yearsRe = lazyre.New(`(?:between\s+|from\s+|(?:<=|>=|<|>)\s*)?\d+(?:\.\d+)?\s*(?:-|to|and)?\s*(?:\d+(?:\.\d+)?\s*)?(?:years?|yrs?|months?)\b`)
 )
 
 // Expression grammar. filler may come between a name and its comparison
@@ -358,10 +365,10 @@ const (
 )
 
 var (
-	betweenRe = regexp.MustCompile(fillerP + `\b(?:between|from)\s+` + numP + `\s*` + unitP + `\s*(?:and|-|to)\s*` + numP + `\s*` + unitP)
-	opRe      = regexp.MustCompile(fillerP + opP + `\s*` + numP + `\s*` + unitP + `(?:\s*(?:and|,)?\s*(?:(?:the\s+)?(?:value\s+)?)` + opP + `\s*` + numP + `\s*` + unitP + `)?`)
-	postfixRe = regexp.MustCompile(fillerP + numP + `\s*` + unitP + `\s*(?:of\s+age\s+|old\s+)?(?:or|and)\s+(less|lower|below|fewer|younger|under|more|greater|higher|above|older|over)\b`)
-	rangeRe   = regexp.MustCompile(fillerP + numP + `\s*` + unitP + `\s*(?:-|to)\s*` + numP + `\s*` + unitP)
+	betweenRe = lazyre.New(fillerP + `\b(?:between|from)\s+` + numP + `\s*` + unitP + `\s*(?:and|-|to)\s*` + numP + `\s*` + unitP)
+	opRe      = lazyre.New(fillerP + opP + `\s*` + numP + `\s*` + unitP + `(?:\s*(?:and|,)?\s*(?:(?:the\s+)?(?:value\s+)?)` + opP + `\s*` + numP + `\s*` + unitP + `)?`)
+	postfixRe = lazyre.New(fillerP + numP + `\s*` + unitP + `\s*(?:of\s+age\s+|old\s+)?(?:or|and)\s+(less|lower|below|fewer|younger|under|more|greater|higher|above|older|over)\b`)
+	rangeRe   = lazyre.New(fillerP + numP + `\s*` + unitP + `\s*(?:-|to)\s*` + numP + `\s*` + unitP)
 )
 
 // bounds reads the groups of a between or range match (1 the low value,
@@ -389,14 +396,14 @@ func parseExpr(rest, key string) ([]Check, int) {
 		x, _ := strconv.ParseFloat(v, 64)
 		return finishUnit(Check{Analyte: key, Op: op, Value: x}, unit)
 	}
-	if m := betweenRe.FindStringSubmatchIndex(rest); m != nil {
+	if m := betweenRe().FindStringSubmatchIndex(rest); m != nil {
 		lo, hi, unit := bounds(groups(rest, m))
 		if lo > hi {
 			lo, hi = hi, lo
 		}
 		return []Check{finishUnit(Check{Analyte: key, Op: OpBetween, Lo: lo, Hi: hi}, unit)}, m[1]
 	}
-	if m := postfixRe.FindStringSubmatchIndex(rest); m != nil {
+	if m := postfixRe().FindStringSubmatchIndex(rest); m != nil {
 		g := groups(rest, m)
 		op := OpGE
 		switch g[3] {
@@ -405,7 +412,7 @@ func parseExpr(rest, key string) ([]Check, int) {
 		}
 		return []Check{mk(op, g[1], g[2])}, m[1]
 	}
-	if m := opRe.FindStringSubmatchIndex(rest); m != nil {
+	if m := opRe().FindStringSubmatchIndex(rest); m != nil {
 		g := groups(rest, m)
 		if g[1] == "=" {
 			return nil, 0
@@ -424,7 +431,7 @@ func parseExpr(rest, key string) ([]Check, int) {
 		second := mk(symOp(g[4]), g[5], unit)
 		return []Check{first, second}, m[1]
 	}
-	if m := rangeRe.FindStringSubmatchIndex(rest); m != nil {
+	if m := rangeRe().FindStringSubmatchIndex(rest); m != nil {
 		lo, hi, unit := bounds(groups(rest, m))
 		if lo > hi {
 			return nil, 0

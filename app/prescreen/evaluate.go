@@ -175,7 +175,7 @@ func evaluateCriterion(c trials.Criterion, rd Reading, s *Summary, v trials.Crit
 	if rd.Partial {
 		// The comparisons decide only by failing when the rest of the
 		// criterion is joined with "and"; with "or", never alone.
-		if truth == True || orRe.MatchString(strings.ToLower(c.Text)) {
+		if truth == True || orRe().MatchString(strings.ToLower(c.Text)) {
 			decisive = Undecided
 		}
 	}

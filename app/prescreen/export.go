@@ -3,10 +3,10 @@ package prescreen
 import (
 	"fmt"
 	"iter"
-	"regexp"
 	"strings"
 
 	"github.com/clinsight/clinsight/export"
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // MaxMatrixTrials bounds the trial columns of the Matrix sheet (the
@@ -58,7 +58,7 @@ func (m *Matrix) Sheets(o SheetOptions) []export.Table {
 		if o.ShiftDate == nil {
 			return s
 		}
-		return dateRe.ReplaceAllStringFunc(s, func(d string) string { return o.ShiftDate(pid, d) })
+		return dateRe().ReplaceAllStringFunc(s, func(d string) string { return o.ShiftDate(pid, d) })
 	}
 	order := m.TrialOrder()
 	shown := order[:min(len(order), MaxMatrixTrials)]
@@ -111,7 +111,7 @@ func (m *Matrix) Sheets(o SheetOptions) []export.Table {
 	return []export.Table{{Name: "Matrix", Columns: cols, Rows: rowsOf(matrixRows)}, crit, trialsTable}
 }
 
-var dateRe = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`)
+var dateRe = lazyre.New(`\b\d{4}-\d{2}-\d{2}\b`)
 
 func ageText(p *Summary) any {
 	if !p.HasAge {
