@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"image/png"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -55,21 +53,7 @@ func TestScreenshotArmsDialog(t *testing.T) {
 		if s.results.armsDlg == nil {
 			t.Fatal("no arms dialog")
 		}
-		prev := a.Settings().Theme()
-		a.Settings().SetTheme(theme.DefaultTheme())
-		defer a.Settings().SetTheme(prev)
-		img := w.Canvas().Capture()
-		if n := colours(img); n < 8 {
-			t.Fatalf("%d colours: a blank picture", n)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
+		withTheme(theme.DefaultTheme(), func() { capturePNG(t, w.Canvas(), path) })
 		w.Close()
 	})
 }

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"image/png"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -78,21 +76,7 @@ func TestScreenshotScreeningStep(t *testing.T) {
 	waitUntil(t, "the abstract", func() bool { return len(s.loadingTexts) == 0 })
 	path := filepath.Join(screenshotDir(t), "screening.png")
 	onUI(t, func(t testing.TB) {
-		prev := a.Settings().Theme()
-		a.Settings().SetTheme(theme.DefaultTheme())
-		defer a.Settings().SetTheme(prev)
-		img := w.Canvas().Capture()
-		if n := colours(img); n < 8 {
-			t.Fatalf("%d colours: a blank picture", n)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
+		withTheme(theme.DefaultTheme(), func() { capturePNG(t, w.Canvas(), path) })
 		w.Close()
 	})
 }
