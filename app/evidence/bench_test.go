@@ -72,6 +72,31 @@ func writeBenchMEDLINE(b *testing.B, path string, n int) {
 	}
 }
 
+// benchCorpus writes n synthetic records (writeBenchMEDLINE), imports them
+// into a literature database in a temporary directory and returns it
+// opened read-only, as a search reads it; it is closed when b ends.
+func benchCorpus(b *testing.B, n int) *Corpus {
+	b.Helper()
+	dir := b.TempDir()
+	src := filepath.Join(dir, "corpus.nbib")
+	writeBenchMEDLINE(b, src, n)
+	dbPath := filepath.Join(dir, "lit.sqlite")
+	db, err := datasets.OpenReadWrite(context.Background(), dbPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := Import(context.Background(), db, src, ImportOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	db.Close()
+	ro, err := datasets.OpenReadOnly(context.Background(), dbPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ro.Close() })
+	return NewCorpus(ro)
+}
+
 // BenchmarkImport imports and indexes the synthetic corpus and reports
 // records per second and the database size.
 func BenchmarkImport(b *testing.B) {
@@ -109,25 +134,7 @@ func BenchmarkImport(b *testing.B) {
 // realistic boolean queries (count and the 20 best by bm25) and reports
 // their median and worst latency.
 func BenchmarkBooleanQuery(b *testing.B) {
-	n := benchRecords(b)
-	dir := b.TempDir()
-	src := filepath.Join(dir, "corpus.nbib")
-	writeBenchMEDLINE(b, src, n)
-	dbPath := filepath.Join(dir, "lit.sqlite")
-	db, err := datasets.OpenReadWrite(context.Background(), dbPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := Import(context.Background(), db, src, ImportOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	db.Close()
-	ro, err := datasets.OpenReadOnly(context.Background(), dbPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ro.Close()
-	c := NewCorpus(ro)
+	c := benchCorpus(b, benchRecords(b))
 	queries := []string{
 		`"microwave ablation"[tiab] AND "hepatocellular carcinoma"`,
 		`(pembrolizumab OR trastuzumab) AND "lung cancer"[ti] NOT "quality of life"`,

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/clinsight/clinsight/datasets"
 )
 
 // syntheticCandidateProject returns a review whose search kept n
@@ -120,25 +118,7 @@ func median(ds []time.Duration) time.Duration {
 //
 //	CLINSIGHT_EVIDENCE_BENCH_RECORDS=100000 go test -tags ci ./app/evidence/ -run '^$' -bench SearchEveryMatch -benchtime 3x
 func BenchmarkSearchEveryMatch(b *testing.B) {
-	n := benchRecords(b)
-	dir := b.TempDir()
-	src := filepath.Join(dir, "corpus.nbib")
-	writeBenchMEDLINE(b, src, n)
-	dbPath := filepath.Join(dir, "lit.sqlite")
-	db, err := datasets.OpenReadWrite(context.Background(), dbPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := Import(context.Background(), db, src, ImportOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	db.Close()
-	ro, err := datasets.OpenReadOnly(context.Background(), dbPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ro.Close()
-	c := NewCorpus(ro)
+	c := benchCorpus(b, benchRecords(b))
 	pico := PICO{Population: "hepatocellular carcinoma", Intervention: "microwave ablation"}
 	const q = `ablation OR carcinoma OR leukaemia OR glioblastoma`
 	var took []time.Duration

@@ -14,13 +14,8 @@ import (
 // query over the bound is refused with the number of matches, unless the
 // user keeps only the best.
 func TestSearchCandidatesEveryMatch(t *testing.T) {
-	db, _ := openDB(t)
+	db, c := searchCorpus(t)
 	ctx := context.Background()
-	if err := DemoData(ctx, db, 3); err != nil {
-		t.Fatal(err)
-	}
-	importFixtures(t, db)
-	c := NewCorpus(db)
 	pico := PICO{Population: "hepatocellular carcinoma", Intervention: "microwave ablation", Comparison: "radiofrequency ablation", Outcome: "local tumor progression"}
 	for _, q := range []string{`cancer OR carcinoma`, `"hepatocellular carcinoma"[ti] AND ("local tumor progression" OR ablation)`} {
 		full, err := c.Search(ctx, q, 0)

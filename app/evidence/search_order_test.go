@@ -9,13 +9,8 @@ import (
 // number of matches, the hits in bm25 order (ties by rowid) with the same
 // scores, and a limited search giving the first hits of the full one.
 func TestSearchOrder(t *testing.T) {
-	db, _ := openDB(t)
+	db, c := searchCorpus(t)
 	ctx := context.Background()
-	if err := DemoData(ctx, db, 3); err != nil {
-		t.Fatal(err)
-	}
-	importFixtures(t, db)
-	c := NewCorpus(db)
 	for _, q := range []string{
 		`"hepatocellular carcinoma"[ti] AND ("local tumor progression" OR ablation)`,
 		`(carboplatin* OR pembrolizumab) AND breast NOT "single-arm"[ti]`,

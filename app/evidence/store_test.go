@@ -33,6 +33,19 @@ func importFixtures(t testing.TB, db *sql.DB) {
 	}
 }
 
+// searchCorpus returns a literature database holding the demo literature
+// (seed 3) and the import fixtures, and its corpus: the search tests run
+// their queries on it.
+func searchCorpus(t testing.TB) (*sql.DB, *Corpus) {
+	t.Helper()
+	db, _ := openDB(t)
+	if err := DemoData(context.Background(), db, 3); err != nil {
+		t.Fatal(err)
+	}
+	importFixtures(t, db)
+	return db, NewCorpus(db)
+}
+
 func TestImportAndSearch(t *testing.T) {
 	db, path := openDB(t)
 	var reports []progress.Report
