@@ -5,9 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/export"
 	"github.com/clinsight/clinsight/internal/pgtest"
+	"github.com/clinsight/clinsight/internal/streamtest"
 )
 
 // pgExportSource is a row-level PostgreSQL source over a small table of
@@ -38,18 +37,6 @@ func pgExportSource(t *testing.T, prefix string) (*Workspace, Source, *pgtest.Cl
 	src := source(t, ws, "pg")
 	setAccess(t, ws, &src, disclosure.RowLevel)
 	return ws, src, c, db
-}
-
-// pgOpenTransactions counts the sessions on db that hold a transaction
-// open or run a statement, seen by the superuser.
-func pgOpenTransactions(t *testing.T, c *pgtest.Cluster, db string) int {
-	t.Helper()
-	var n int
-	if err := c.Super(t, db).QueryRow(context.Background(),
-		"SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND (xact_start IS NOT NULL OR state <> 'idle')", db).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // TestStreamedExportOnPostgres: a patient-level export from a PostgreSQL
@@ -130,7 +117,7 @@ func TestStreamedExportOnPostgres(t *testing.T) {
 	if !errors.As(err, &ao) {
 		t.Errorf("patient-level export of an aggregate-only source: %v", err)
 	}
-	if n := pgOpenTransactions(t, c, db); n != 0 {
+	if n := c.OpenTransactions(t, db); n != 0 {
 		t.Errorf("%d transactions open after the exports", n)
 	}
 }
@@ -149,38 +136,16 @@ func TestStreamedExportOnPostgresBoundedMemory(t *testing.T) {
 	dir := t.TempDir()
 	q := "SELECT g AS n, md5(g::text) AS label, g * 0.25 AS quarter FROM generate_series(1, 200000) g"
 	limits := datasets.RunnerOptions{MaxRows: 500_000, Timeout: 2 * time.Minute}
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	var peak atomic.Uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	heap := streamtest.SampleHeap(10 * time.Millisecond)
 	start := time.Now()
 	qe, err := ws.Data().ExportQuery(ctx, filepath.Join(dir, "big.xlsx"), src, q, limits, export.Provenance{}, ExportOptions{PatientLevel: true})
-	close(stop)
-	<-done
+	base, peak := heap.Stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	grew := int64(peak.Load()) - int64(base.HeapInuse)
+	grew := int64(peak) - int64(base)
 	t.Logf("200,000 rows exported from PostgreSQL in %s: heap in use %.1f MB before, peak %.1f MB (+%.1f MB)",
-		time.Since(start).Round(time.Millisecond), float64(base.HeapInuse)/1e6, float64(peak.Load())/1e6, float64(grew)/1e6)
+		time.Since(start).Round(time.Millisecond), float64(base)/1e6, float64(peak)/1e6, float64(grew)/1e6)
 	if !qe.Streamed || qe.Stats.Rows != 200_000 || qe.Summary.Rows != 200_000 || qe.Stats.Truncated {
 		t.Fatalf("streamed %v, %d rows read, %d written, truncated %v", qe.Streamed, qe.Stats.Rows, qe.Summary.Rows, qe.Stats.Truncated)
 	}
@@ -208,13 +173,7 @@ func TestStreamedExportOnPostgresBoundedMemory(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("a file for the cancelled export: %v", err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for pgOpenTransactions(t, c, db) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d transactions open after the cancel", pgOpenTransactions(t, c, db))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c.WaitNoTransaction(t, db)
 	if n := len(rawQuery(t, ws, src, "SELECT * FROM admissions").Rows); n != 4 {
 		t.Errorf("%d rows after the cancel", n)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/clinsight/clinsight/internal/streamtest"
 )
 
 // TestRunnerColumnOrigins: Query and Stream report the table column each
@@ -33,7 +35,7 @@ func TestRunnerColumnOrigins(t *testing.T) {
 			t.Fatalf("%s: %v", tc.query, err)
 		}
 		streamed := s.Columns()
-		readStream(t, s)
+		streamtest.ReadAll(t, s)
 		for _, cols := range [][]Column{res.Columns, streamed} {
 			if len(cols) != len(tc.want) {
 				t.Fatalf("%s: %d columns, want %d", tc.query, len(cols), len(tc.want))

@@ -7,21 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// readStream reads every row of a stream (copies) and closes it.
-func readStream(t *testing.T, s RowStream) [][]any {
-	t.Helper()
-	defer s.Close()
-	var rows [][]any
-	for s.Next() {
-		rows = append(rows, append([]any(nil), s.Row()...))
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
+	"github.com/clinsight/clinsight/internal/streamtest"
+)
 
 // TestStreamEqualsQuery: the rows a stream reads are Query's, value for
 // value and type for type, with the same columns.
@@ -44,7 +32,7 @@ func TestStreamEqualsQuery(t *testing.T) {
 		if !reflect.DeepEqual(s.Columns(), res.Columns) {
 			t.Errorf("%s: columns %v, want %v", q, s.Columns(), res.Columns)
 		}
-		rows := readStream(t, s)
+		rows := streamtest.ReadAll(t, s)
 		if len(rows) != len(res.Rows) || (len(rows) > 0 && !reflect.DeepEqual(rows, res.Rows)) {
 			t.Errorf("%s: stream rows %v, want %v", q, rows, res.Rows)
 		}
@@ -63,7 +51,7 @@ func TestStreamRowAndCellCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := readStream(t, s)
+	rows := streamtest.ReadAll(t, s)
 	st := s.Stats()
 	if len(rows) != 3 || st.Rows != 3 || !st.Truncated || st.TruncatedBy != CapRows {
 		t.Fatalf("got %d rows, stats %+v; want 3 rows truncated by the row cap", len(rows), st)
@@ -83,7 +71,7 @@ func TestStreamRowAndCellCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows := readStream(t, s); len(rows) != 3 || s.Stats().Truncated {
+	if rows := streamtest.ReadAll(t, s); len(rows) != 3 || s.Stats().Truncated {
 		t.Errorf("3 rows under a cap of 3: got %d, truncated %v", len(rows), s.Stats().Truncated)
 	}
 }

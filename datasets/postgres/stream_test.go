@@ -4,27 +4,12 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/streamtest"
 )
-
-// readAll reads a stream to its end.
-func readAll(t *testing.T, s datasets.RowStream) [][]any {
-	t.Helper()
-	defer s.Close()
-	var rows [][]any
-	for s.Next() {
-		rows = append(rows, append([]any(nil), s.Row()...))
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
 
 // TestStreamEqualsQuery: a streamed result has the columns, values, cut
 // cells and row cap notice of the same statement read whole.
@@ -48,7 +33,7 @@ func TestStreamEqualsQuery(t *testing.T) {
 			t.Fatal(q, err)
 		}
 		cols := s.Columns()
-		rows := readAll(t, s)
+		rows := streamtest.ReadAll(t, s)
 		st := s.Stats()
 		if !reflect.DeepEqual(cols, want.Columns) {
 			t.Errorf("%s: columns %+v, want %+v", q, cols, want.Columns)
@@ -103,33 +88,6 @@ func TestStreamRefusals(t *testing.T) {
 	}
 }
 
-// openTransactions counts the engine's sessions on the database that are
-// in a transaction or running a statement, seen by the superuser.
-func openTransactions(t *testing.T, db testDB) int {
-	t.Helper()
-	var n int
-	err := db.c.Super(t, db.name).QueryRow(context.Background(),
-		"SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'clinsight' AND (xact_start IS NOT NULL OR state <> 'idle')",
-		db.name).Scan(&n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// waitNoTransaction waits (with a deadline) until no session of the engine
-// holds a transaction open.
-func waitNoTransaction(t *testing.T, db testDB) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for openTransactions(t, db) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d transactions of the engine still open", openTransactions(t, db))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestStreamCancelAndClose: a stream cancelled mid-result ends with the
 // cancel, and one closed early ends its transaction; the engine's pool is
 // usable after both, and no transaction stays open on the server.
@@ -144,8 +102,8 @@ func TestStreamCancelAndClose(t *testing.T) {
 	}
 	for i := 0; i < 2500 && s.Next(); i++ {
 	}
-	if openTransactions(t, db) != 1 {
-		t.Fatalf("a stream under way: %d open transactions, want 1", openTransactions(t, db))
+	if db.c.OpenTransactions(t, db.name) != 1 {
+		t.Fatalf("a stream under way: %d open transactions, want 1", db.c.OpenTransactions(t, db.name))
 	}
 	cancel()
 	if s.Next() {
@@ -155,7 +113,7 @@ func TestStreamCancelAndClose(t *testing.T) {
 		t.Fatalf("error after the cancel: %v", s.Err())
 	}
 	s.Close()
-	waitNoTransaction(t, db)
+	db.c.WaitNoTransaction(t, db.name)
 
 	// Closed early by the reader: the transaction ends too.
 	s, err = e.Stream(context.Background(), q)
@@ -168,7 +126,7 @@ func TestStreamCancelAndClose(t *testing.T) {
 	if s.Next() {
 		t.Fatal("a row after Close")
 	}
-	waitNoTransaction(t, db)
+	db.c.WaitNoTransaction(t, db.name)
 
 	// The pool is usable: every connection of it.
 	for range 6 {
@@ -177,7 +135,7 @@ func TestStreamCancelAndClose(t *testing.T) {
 			t.Fatalf("a query after the streams: %v %v", res, err)
 		}
 	}
-	waitNoTransaction(t, db)
+	db.c.WaitNoTransaction(t, db.name)
 }
 
 // TestStreamTimeLimit: the time limit counts the server's time on the
@@ -197,7 +155,7 @@ func TestStreamTimeLimit(t *testing.T) {
 	if !errors.As(err, &te) {
 		t.Fatalf("error %v (%T), want a timeout", err, err)
 	}
-	waitNoTransaction(t, db)
+	db.c.WaitNoTransaction(t, db.name)
 }
 
 // TestStreamBoundedMemory reads 200,000 rows of 100 bytes (about 20 MB
@@ -209,29 +167,7 @@ func TestStreamBoundedMemory(t *testing.T) {
 	}
 	db := newTestDB(t)
 	e := db.open(t, datasets.RunnerOptions{MaxRows: 300_000, Timeout: 2 * time.Minute})
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	heap := streamtest.SampleHeap(5 * time.Millisecond)
 	s, err := e.Stream(context.Background(), "SELECT g AS id, repeat(md5(g::text), 3) || 'abcd' AS note, g * 0.5 AS half FROM generate_series(1, 200000) g")
 	if err != nil {
 		t.Fatal(err)
@@ -241,8 +177,7 @@ func TestStreamBoundedMemory(t *testing.T) {
 		n++
 		sum += s.Row()[0].(int64)
 	}
-	close(stop)
-	<-done
+	base, peak := heap.Stop()
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -250,9 +185,9 @@ func TestStreamBoundedMemory(t *testing.T) {
 	if n != 200_000 || sum != 200_000*200_001/2 || s.Stats().Truncated {
 		t.Fatalf("%d rows summing to %d (truncated %v)", n, sum, s.Stats().Truncated)
 	}
-	grew := int64(peak.Load()) - int64(base.HeapInuse)
+	grew := int64(peak) - int64(base)
 	t.Logf("200,000 rows streamed: heap in use %.1f MB before, peak %.1f MB (+%.1f MB)",
-		float64(base.HeapInuse)/1e6, float64(peak.Load())/1e6, float64(grew)/1e6)
+		float64(base)/1e6, float64(peak)/1e6, float64(grew)/1e6)
 	if grew > 16<<20 {
 		t.Errorf("the heap grew by %.1f MB reading a stream", float64(grew)/1e6)
 	}
