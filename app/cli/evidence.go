@@ -213,15 +213,11 @@ fails leaves the review as it was.`,
 			case generate && picoPath == "":
 				return errors.New("give a boolean query with --query, or a PICO file with --pico for the chat model to write the search terms")
 			case strings.TrimSpace(db) == "":
-				return errors.New("name the literature with --db (a data source or a database file), or a saved review with --project NAME")
+				return errors.New(nameLiteratureOrProject)
 			}
-			var pico *evidence.PICO
-			if picoPath != "" {
-				p, err := readPICOFile(picoPath)
-				if err != nil {
-					return err
-				}
-				pico = &p
+			pico, err := readPICOFlag(picoPath)
+			if err != nil {
+				return err
 			}
 			if !generate {
 				if err := checkQuery(f, query, asJSON); err != nil {
@@ -468,6 +464,22 @@ func clipTitle(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// nameLiteratureOrProject asks for the literature of a search or screening.
+const nameLiteratureOrProject = "name the literature with --db (a data source or a database file), or a saved review with --project NAME"
+
+// readPICOFlag reads the PICO file of a --pico flag (readPICOFile), nil
+// when the flag was not given.
+func readPICOFlag(path string) (*evidence.PICO, error) {
+	if path == "" {
+		return nil, nil
+	}
+	p, err := readPICOFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // readPICOFile reads and checks a PICO JSON file (keys P, I, C, O or the

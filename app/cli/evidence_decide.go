@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 )
 
@@ -94,7 +95,7 @@ review unchanged.`,
   clinsight evidence decide --project "MWA vs RFA" --id pmid:90000003 --not-retrieved "no access"
   clinsight evidence decide --project "MWA vs RFA" --id pmid:90000001 --undo`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			excluding, marking := cmd.Flags().Changed("exclude"), cmd.Flags().Changed("not-retrieved")
 			if n := btoi(include) + btoi(excluding) + btoi(undo) + btoi(marking); n != 1 {
 				return errors.New("say the decision: --include, --exclude REASON, --not-retrieved NOTE or --undo (one of them)")
@@ -125,144 +126,141 @@ review unchanged.`,
 			if len(ids) > maxIDsPerRun {
 				return fmt.Errorf("%d records at once is more than the %d one run decides: split the list", len(ids), maxIDsPerRun)
 			}
-			r, err := openSavedReview(f, project)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			p := r.Project()
-			if !marking || reviewer != "" { // a report not retrieved is the review's, not a reviewer's
-				if reviewer, err = decidingReviewer(p, reviewer); err != nil {
-					return err
-				}
-			}
-			if err := r.SetScreener(reviewer); err != nil {
-				return err
-			}
-			for i, id := range ids {
-				if ids[i], err = candidateID(p, id); err != nil {
-					return err
-				}
-			}
-			if excluding && strings.TrimSpace(exclude) == "" {
-				one := "" // the reasons offered for one record start with the criteria it does not meet
-				if len(ids) == 1 {
-					one = ids[0]
-				}
-				reasons := p.ExclusionReasonsFor(one)
-				if stage == evidence.StageFullText {
-					reasons = p.FullTextReasonsFor()
-				}
-				return fmt.Errorf("give the reason to exclude with --exclude REASON, any text; the usual ones: %s", strings.Join(reasons, "; "))
-			}
-			out := decideJSON{Project: p.Name, Stage: stage, Reviewer: reviewer, Records: []decisionJSON{}}
-			// Check every record on a copy first, by the review's own rules,
-			// so that one that cannot be decided leaves the review as it was.
-			trial, err := p.Clone()
-			if err != nil {
-				return err
-			}
-			switchOn := stage == evidence.StageFullText && !p.FullTextStage && !undo
-			if switchOn {
-				trial.SetFullTextStage(true)
-			}
-			before := p.DecisionsOf(reviewer, stage)
-			// --undo at full text of a report marked not retrieved (and not
-			// decided) clears the mark.
-			unmark := func(id string) bool {
-				_, decided := before[id]
-				_, marked := p.NotRetrieved[id]
-				return undo && stage == evidence.StageFullText && marked && !decided
-			}
-			for _, id := range ids {
-				var derr error
-				switch {
-				case unmark(id):
-					derr = trial.SetNotRetrieved(id, "")
-				case undo:
-					derr = trial.UndecideAs(reviewer, stage, id)
-				case marking:
-					derr = trial.SetNotRetrieved(id, notRetrieved)
-				default:
-					derr = trial.DecideAs(reviewer, stage, id, include, exclude)
-				}
-				if derr != nil {
-					if len(ids) > 1 {
-						return fmt.Errorf("nothing was decided: %s: %w", id, derr)
+			return withSavedReview(f, project, func(r app.Reviewer) (err error) {
+				p := r.Project()
+				if !marking || reviewer != "" { // a report not retrieved is the review's, not a reviewer's
+					if reviewer, err = decidingReviewer(p, reviewer); err != nil {
+						return err
 					}
-					return derr
 				}
-			}
-			if switchOn {
-				r.Update(func(p *evidence.Project) { p.SetFullTextStage(true) })
-				out.FullTextStageOn = true
-			}
-			for _, id := range ids {
-				rec := decisionJSON{ID: id, Study: p.Label(id)}
-				if d, ok := before[id]; ok {
-					rec.Had = decisionWord(d)
+				if err := r.SetScreener(reviewer); err != nil {
+					return err
 				}
-				switch {
-				case unmark(id):
-					rec.Had = "not retrieved: " + p.NotRetrieved[id]
-					err = r.SetNotRetrieved(id, "")
-					rec.Decision = "undone"
-				case marking:
-					err = r.SetNotRetrieved(id, notRetrieved)
-					rec.Decision, rec.Reason = "not retrieved", strings.Join(strings.Fields(notRetrieved), " ")
-				case undo:
-					err = r.UndecideStage(stage, id)
-					rec.Decision = "undone"
-				case include:
-					err = r.DecideStage(stage, id, true, "")
-					rec.Decision = "include"
-				default:
-					err = r.DecideStage(stage, id, false, exclude)
-					rec.Decision, rec.Reason = "exclude", strings.Join(strings.Fields(exclude), " ")
+				for i, id := range ids {
+					if ids[i], err = candidateID(p, id); err != nil {
+						return err
+					}
 				}
+				if excluding && strings.TrimSpace(exclude) == "" {
+					one := "" // the reasons offered for one record start with the criteria it does not meet
+					if len(ids) == 1 {
+						one = ids[0]
+					}
+					reasons := p.ExclusionReasonsFor(one)
+					if stage == evidence.StageFullText {
+						reasons = p.FullTextReasonsFor()
+					}
+					return fmt.Errorf("give the reason to exclude with --exclude REASON, any text; the usual ones: %s", strings.Join(reasons, "; "))
+				}
+				out := decideJSON{Project: p.Name, Stage: stage, Reviewer: reviewer, Records: []decisionJSON{}}
+				// Check every record on a copy first, by the review's own rules,
+				// so that one that cannot be decided leaves the review as it was.
+				trial, err := p.Clone()
 				if err != nil {
-					return fmt.Errorf("%s: %w", id, err)
+					return err
 				}
-				out.Records = append(out.Records, rec)
-			}
-			p = r.Project()
-			conflicts := map[string]bool{}
-			for _, c := range p.Conflicts(stage) {
-				if c.Resolution == nil {
-					conflicts[c.ID] = true
-					out.OpenConflicts++
+				switchOn := stage == evidence.StageFullText && !p.FullTextStage && !undo
+				if switchOn {
+					trial.SetFullTextStage(true)
 				}
-			}
-			for i := range out.Records {
-				out.Records[i].Conflict = conflicts[out.Records[i].ID]
-			}
-			stageIDs := p.Candidates()
-			if stage == evidence.StageFullText {
-				stageIDs = p.Sought()
+				before := p.DecisionsOf(reviewer, stage)
+				// --undo at full text of a report marked not retrieved (and not
+				// decided) clears the mark.
+				unmark := func(id string) bool {
+					_, decided := before[id]
+					_, marked := p.NotRetrieved[id]
+					return undo && stage == evidence.StageFullText && marked && !decided
+				}
+				for _, id := range ids {
+					var derr error
+					switch {
+					case unmark(id):
+						derr = trial.SetNotRetrieved(id, "")
+					case undo:
+						derr = trial.UndecideAs(reviewer, stage, id)
+					case marking:
+						derr = trial.SetNotRetrieved(id, notRetrieved)
+					default:
+						derr = trial.DecideAs(reviewer, stage, id, include, exclude)
+					}
+					if derr != nil {
+						if len(ids) > 1 {
+							return fmt.Errorf("nothing was decided: %s: %w", id, derr)
+						}
+						return derr
+					}
+				}
+				if switchOn {
+					r.Update(func(p *evidence.Project) { p.SetFullTextStage(true) })
+					out.FullTextStageOn = true
+				}
+				for _, id := range ids {
+					rec := decisionJSON{ID: id, Study: p.Label(id)}
+					if d, ok := before[id]; ok {
+						rec.Had = decisionWord(d)
+					}
+					switch {
+					case unmark(id):
+						rec.Had = "not retrieved: " + p.NotRetrieved[id]
+						err = r.SetNotRetrieved(id, "")
+						rec.Decision = "undone"
+					case marking:
+						err = r.SetNotRetrieved(id, notRetrieved)
+						rec.Decision, rec.Reason = "not retrieved", strings.Join(strings.Fields(notRetrieved), " ")
+					case undo:
+						err = r.UndecideStage(stage, id)
+						rec.Decision = "undone"
+					case include:
+						err = r.DecideStage(stage, id, true, "")
+						rec.Decision = "include"
+					default:
+						err = r.DecideStage(stage, id, false, exclude)
+						rec.Decision, rec.Reason = "exclude", strings.Join(strings.Fields(exclude), " ")
+					}
+					if err != nil {
+						return fmt.Errorf("%s: %w", id, err)
+					}
+					out.Records = append(out.Records, rec)
+				}
+				p = r.Project()
+				conflicts := map[string]bool{}
+				for _, c := range p.Conflicts(stage) {
+					if c.Resolution == nil {
+						conflicts[c.ID] = true
+						out.OpenConflicts++
+					}
+				}
+				for i := range out.Records {
+					out.Records[i].Conflict = conflicts[out.Records[i].ID]
+				}
+				stageIDs := p.Candidates()
+				if stage == evidence.StageFullText {
+					stageIDs = p.Sought()
+					for _, id := range stageIDs {
+						if _, ok := p.NotRetrieved[id]; ok {
+							out.NotRetrieved++
+						}
+					}
+				}
+				out.Candidates = len(stageIDs)
+				after := p.DecisionsOf(reviewer, stage)
 				for _, id := range stageIDs {
-					if _, ok := p.NotRetrieved[id]; ok {
-						out.NotRetrieved++
+					if d, ok := after[id]; ok {
+						out.Decided++
+						if d.Include {
+							out.Included++
+						} else {
+							out.Excluded++
+						}
 					}
 				}
-			}
-			out.Candidates = len(stageIDs)
-			after := p.DecisionsOf(reviewer, stage)
-			for _, id := range stageIDs {
-				if d, ok := after[id]; ok {
-					out.Decided++
-					if d.Include {
-						out.Included++
-					} else {
-						out.Excluded++
-					}
+				if asJSON {
+					enc := json.NewEncoder(f.Out)
+					enc.SetEscapeHTML(false)
+					return enc.Encode(out)
 				}
-			}
-			if asJSON {
-				enc := json.NewEncoder(f.Out)
-				enc.SetEscapeHTML(false)
-				return enc.Encode(out)
-			}
-			return printDecisions(f.Out, out)
+				return printDecisions(f.Out, out)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "the saved review project (as named in the desktop app)")

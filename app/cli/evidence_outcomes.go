@@ -96,51 +96,49 @@ standardized table, and the multi-arm studies that wait for an arm choice
   clinsight evidence outcomes --project "HCC ablation" --add survival.json
   clinsight evidence outcomes --project "HCC ablation" --remove 2 --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if addPath != "" && cmd.Flags().Changed("remove") {
 				return errors.New("give --add FILE.json or --remove N, not both")
 			}
 			var spec evidence.ResultSpec
 			if addPath != "" {
+				var err error
 				if spec, err = readResultFile(addPath); err != nil {
 					return err
 				}
 			}
-			r, err := openSavedReview(f, project)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			var note string
-			switch {
-			case addPath != "":
-				i, err := r.AddOutcome(spec)
-				if err != nil {
-					return fmt.Errorf("adding the outcome: %w", err)
+			return withSavedReview(f, project, func(r app.Reviewer) error {
+				var note string
+				switch {
+				case addPath != "":
+					i, err := r.AddOutcome(spec)
+					if err != nil {
+						return fmt.Errorf("adding the outcome: %w", err)
+					}
+					note = fmt.Sprintf("Added outcome %d %q.", i+1, r.Project().OutcomeAt(i).Name())
+				case cmd.Flags().Changed("remove"):
+					p := r.Project()
+					if remove < 1 || remove > p.NumOutcomes() {
+						return fmt.Errorf("--remove %d: the review has no outcome %d; its outcomes are %s", remove, remove, outcomeNumbers(p))
+					}
+					name := p.OutcomeAt(remove - 1).Name()
+					if err := r.RemoveOutcome(remove - 1); err != nil {
+						return err
+					}
+					note = fmt.Sprintf("Removed outcome %d %q.", remove, name)
 				}
-				note = fmt.Sprintf("Added outcome %d %q.", i+1, r.Project().OutcomeAt(i).Name())
-			case cmd.Flags().Changed("remove"):
-				p := r.Project()
-				if remove < 1 || remove > p.NumOutcomes() {
-					return fmt.Errorf("--remove %d: the review has no outcome %d; its outcomes are %s", remove, remove, outcomeNumbers(p))
+				list := outcomesOf(r.Project())
+				if asJSON {
+					if note != "" {
+						fmt.Fprintln(f.Err, note)
+					}
+					return writeJSONLine(f.Out, list)
 				}
-				name := p.OutcomeAt(remove - 1).Name()
-				if err := r.RemoveOutcome(remove - 1); err != nil {
-					return err
-				}
-				note = fmt.Sprintf("Removed outcome %d %q.", remove, name)
-			}
-			list := outcomesOf(r.Project())
-			if asJSON {
 				if note != "" {
-					fmt.Fprintln(f.Err, note)
+					fmt.Fprintln(f.Out, note)
 				}
-				return writeJSONLine(f.Out, list)
-			}
-			if note != "" {
-				fmt.Fprintln(f.Out, note)
-			}
-			return writeOutcomesText(f.Out, project, list)
+				return writeOutcomesText(f.Out, project, list)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "saved review project")
@@ -270,47 +268,44 @@ with how it was derived.`,
 		Example: `  clinsight evidence arms --project "HCC ablation" --outcome 2 --id pmid:123 --treatment "low dose" --treatment "high dose" --control placebo
   clinsight evidence arms --project "HCC ablation" --outcome 2 --id pmid:123 --clear`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if clear && (len(treatment) > 0 || len(control) > 0) {
 				return errors.New("give --clear or the groups (--treatment, --control), not both")
 			}
-			r, err := openSavedReview(f, project)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			p := r.Project()
-			i, err := outcomeFlag(p, outcome, cmd.Flags().Changed("outcome"))
-			if err != nil {
-				return err
-			}
-			if id, err = resultID(p, i, id); err != nil {
-				return err
-			}
-			switch {
-			case clear:
-				r.ClearArms(i, id)
-			case len(treatment) > 0 || len(control) > 0:
-				if err := r.SetArms(i, id, evidence.ArmChoice{Treatment: treatment, Control: control}); err != nil {
-					return fmt.Errorf("outcome %d %q: %w", i+1, p.OutcomeAt(i).Name(), err)
+			return withSavedReview(f, project, func(r app.Reviewer) error {
+				p := r.Project()
+				i, err := outcomeFlag(p, outcome, cmd.Flags().Changed("outcome"))
+				if err != nil {
+					return err
 				}
-			}
-			p = r.Project()
-			o := p.OutcomeAt(i)
-			out := armsJSON{Outcome: i + 1, Name: o.Name(), ID: id, Label: p.Label(id), Groups: groupNamesOf(o.Results[id])}
-			if c, ok := o.Arms[id]; ok {
-				out.Choice = &c
-			}
-			row, rerr := p.StandardRowFor(i, id)
-			if rerr != nil {
-				out.RowError = rerr.Error()
-			} else {
-				out.Row = &row
-			}
-			if asJSON {
-				return writeJSONLine(f.Out, out)
-			}
-			return writeArmsText(f.Out, out, o.Result)
+				if id, err = resultID(p, i, id); err != nil {
+					return err
+				}
+				switch {
+				case clear:
+					r.ClearArms(i, id)
+				case len(treatment) > 0 || len(control) > 0:
+					if err := r.SetArms(i, id, evidence.ArmChoice{Treatment: treatment, Control: control}); err != nil {
+						return fmt.Errorf("outcome %d %q: %w", i+1, p.OutcomeAt(i).Name(), err)
+					}
+				}
+				p = r.Project()
+				o := p.OutcomeAt(i)
+				out := armsJSON{Outcome: i + 1, Name: o.Name(), ID: id, Label: p.Label(id), Groups: groupNamesOf(o.Results[id])}
+				if c, ok := o.Arms[id]; ok {
+					out.Choice = &c
+				}
+				row, rerr := p.StandardRowFor(i, id)
+				if rerr != nil {
+					out.RowError = rerr.Error()
+				} else {
+					out.Row = &row
+				}
+				if asJSON {
+					return writeJSONLine(f.Out, out)
+				}
+				return writeArmsText(f.Out, out, o.Result)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "saved review project")
@@ -393,39 +388,36 @@ always left out: see "evidence arms"), and the pooled result.`,
 		Example: `  clinsight evidence analyze --project "HCC ablation"
   clinsight evidence analyze --project "HCC ablation" --outcome 2 --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			r, err := openSavedReview(f, project)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			p := r.Project()
-			outcomes := make([]int, p.NumOutcomes())
-			for i := range outcomes {
-				outcomes[i] = i
-			}
-			if cmd.Flags().Changed("outcome") {
-				i, err := outcomeFlag(p, outcome, true)
-				if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSavedReview(f, project, func(r app.Reviewer) error {
+				p := r.Project()
+				outcomes := make([]int, p.NumOutcomes())
+				for i := range outcomes {
+					outcomes[i] = i
+				}
+				if cmd.Flags().Changed("outcome") {
+					i, err := outcomeFlag(p, outcome, true)
+					if err != nil {
+						return err
+					}
+					outcomes = []int{i}
+				}
+				list, analysed := analyzeOutcomes(r, outcomes)
+				if asJSON {
+					if err := writeJSONLine(f.Out, list); err != nil {
+						return err
+					}
+				} else if err := writeAnalysesText(f.Out, project, list); err != nil {
 					return err
 				}
-				outcomes = []int{i}
-			}
-			list, analysed := analyzeOutcomes(r, outcomes)
-			if asJSON {
-				if err := writeJSONLine(f.Out, list); err != nil {
-					return err
+				if analysed == 0 {
+					if len(list) == 1 {
+						return fmt.Errorf("outcome %d %q: %s", list[0].Outcome, list[0].Name, list[0].Error)
+					}
+					return errors.New("no outcome could be analysed (see why above)")
 				}
-			} else if err := writeAnalysesText(f.Out, project, list); err != nil {
-				return err
-			}
-			if analysed == 0 {
-				if len(list) == 1 {
-					return fmt.Errorf("outcome %d %q: %s", list[0].Outcome, list[0].Name, list[0].Error)
-				}
-				return errors.New("no outcome could be analysed (see why above)")
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "saved review project")

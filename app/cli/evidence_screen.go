@@ -84,18 +84,14 @@ texts changed), and the screening is saved in the review.`,
 				case strings.TrimSpace(query) == "":
 					return errors.New("give the boolean query of the studies to screen with --query")
 				case strings.TrimSpace(db) == "":
-					return errors.New("name the literature with --db (a data source or a database file), or a saved review with --project NAME")
+					return errors.New(nameLiteratureOrProject)
 				case picoPath == "":
 					return errors.New("give the review question with --pico FILE.json, or screen a saved review with --project NAME")
 				}
 			}
-			var pico *evidence.PICO
-			if picoPath != "" {
-				p, err := readPICOFile(picoPath)
-				if err != nil {
-					return err
-				}
-				pico = &p
+			pico, err := readPICOFlag(picoPath)
+			if err != nil {
+				return err
 			}
 			var criteria []evidence.Criterion
 			if criteriaPath != "" {

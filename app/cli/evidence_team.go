@@ -28,9 +28,17 @@ func newEvidenceTeamCmds(f *Factory) []*cobra.Command {
 	return []*cobra.Command{newEvidenceReviewersCmd(f), newEvidenceDecisionsCmd(f), newEvidenceConflictsCmd(f), newEvidencePRISMACmd(f)}
 }
 
-// openSavedReview opens the saved review project named name.
-func openSavedReview(f *Factory, name string) (app.Reviewer, error) {
-	return openSavedReviewWith(f, name, app.ReviewOptions{}) // evidence_project.go
+// withSavedReview opens the saved review project named name, runs do on it
+// and then saves and closes it (closeReview), returning do's error or, when
+// do succeeded, the error of saving. Every --project command that works on
+// one saved review goes through it.
+func withSavedReview(f *Factory, name string, do func(r app.Reviewer) error) (err error) {
+	r, err := openSavedReviewWith(f, name, app.ReviewOptions{}) // evidence_project.go
+	if err != nil {
+		return err
+	}
+	defer closeReview(r, &err)
+	return do(r)
 }
 
 // closeReview saves and closes a review, keeping the first error.
@@ -83,65 +91,62 @@ the raw agreement and Cohen's kappa of each stage.`,
 		Example: `  clinsight evidence reviewers --project "MWA vs RFA" --add Ana --add Ben
   clinsight evidence reviewers --project "MWA vs RFA" --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			r, err := openSavedReview(f, project)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			for _, n := range add {
-				if err := r.AddReviewer(n); err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSavedReview(f, project, func(r app.Reviewer) error {
+				for _, n := range add {
+					if err := r.AddReviewer(n); err != nil {
+						return err
+					}
+				}
+				for _, n := range remove {
+					if err := r.RemoveReviewer(n); err != nil {
+						return err
+					}
+				}
+				p := r.Project()
+				out := reviewersJSON{Project: p.Name, Reviewers: []reviewerJSON{}, Agreement: []stageAgreementJSON{}}
+				for _, rv := range p.Reviewers {
+					out.Reviewers = append(out.Reviewers, reviewerJSON{Name: rv.Name, TitleAbstract: len(rv.Decisions), FullText: len(rv.FullText)})
+				}
+				for _, st := range evidence.Stages {
+					ag, err := p.Agreement(st)
+					if err != nil {
+						break
+					}
+					aj := stageAgreementJSON{Stage: st, Records: ag.Records, BothInclude: ag.BothInclude, BothExclude: ag.BothExclude,
+						OnlyFirst: ag.OnlyFirst, OnlySecond: ag.OnlySecond, Conflicts: len(p.Conflicts(st)), OpenConflicts: p.OpenConflicts(st)}
+					if ag.Records > 0 {
+						aj.Raw, aj.Kappa = &ag.Raw, &ag.Kappa
+					}
+					out.Agreement = append(out.Agreement, aj)
+				}
+				if asJSON {
+					enc := json.NewEncoder(f.Out)
+					enc.SetEscapeHTML(false)
+					return enc.Encode(out)
+				}
+				if len(out.Reviewers) == 0 {
+					_, err := fmt.Fprintf(f.Out, "%s has no named reviewers: one reviewer screens it (name two with --add NAME).\n", p.Name)
 					return err
 				}
-			}
-			for _, n := range remove {
-				if err := r.RemoveReviewer(n); err != nil {
+				tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "Reviewer\tTitle/abstract decisions\tFull-text decisions")
+				for _, rv := range out.Reviewers {
+					fmt.Fprintf(tw, "%s\t%d\t%d\n", rv.Name, rv.TitleAbstract, rv.FullText)
+				}
+				if err := tw.Flush(); err != nil {
 					return err
 				}
-			}
-			p := r.Project()
-			out := reviewersJSON{Project: p.Name, Reviewers: []reviewerJSON{}, Agreement: []stageAgreementJSON{}}
-			for _, rv := range p.Reviewers {
-				out.Reviewers = append(out.Reviewers, reviewerJSON{Name: rv.Name, TitleAbstract: len(rv.Decisions), FullText: len(rv.FullText)})
-			}
-			for _, st := range evidence.Stages {
-				ag, err := p.Agreement(st)
-				if err != nil {
-					break
+				for _, a := range out.Agreement {
+					if a.Records == 0 {
+						fmt.Fprintf(f.Out, "%s: no record decided by both yet\n", a.Stage.Label())
+						continue
+					}
+					fmt.Fprintf(f.Out, "%s: %d records decided by both (both include %d, both exclude %d, only %s includes %d, only %s includes %d); raw agreement %.3f, Cohen's kappa %.3f; %d conflicts, %d open\n",
+						a.Stage.Label(), a.Records, a.BothInclude, a.BothExclude, p.Reviewers[0].Name, a.OnlyFirst, p.Reviewers[1].Name, a.OnlySecond, *a.Raw, *a.Kappa, a.Conflicts, a.OpenConflicts)
 				}
-				aj := stageAgreementJSON{Stage: st, Records: ag.Records, BothInclude: ag.BothInclude, BothExclude: ag.BothExclude,
-					OnlyFirst: ag.OnlyFirst, OnlySecond: ag.OnlySecond, Conflicts: len(p.Conflicts(st)), OpenConflicts: p.OpenConflicts(st)}
-				if ag.Records > 0 {
-					aj.Raw, aj.Kappa = &ag.Raw, &ag.Kappa
-				}
-				out.Agreement = append(out.Agreement, aj)
-			}
-			if asJSON {
-				enc := json.NewEncoder(f.Out)
-				enc.SetEscapeHTML(false)
-				return enc.Encode(out)
-			}
-			if len(out.Reviewers) == 0 {
-				_, err := fmt.Fprintf(f.Out, "%s has no named reviewers: one reviewer screens it (name two with --add NAME).\n", p.Name)
-				return err
-			}
-			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "Reviewer\tTitle/abstract decisions\tFull-text decisions")
-			for _, rv := range out.Reviewers {
-				fmt.Fprintf(tw, "%s\t%d\t%d\n", rv.Name, rv.TitleAbstract, rv.FullText)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			for _, a := range out.Agreement {
-				if a.Records == 0 {
-					fmt.Fprintf(f.Out, "%s: no record decided by both yet\n", a.Stage.Label())
-					continue
-				}
-				fmt.Fprintf(f.Out, "%s: %d records decided by both (both include %d, both exclude %d, only %s includes %d, only %s includes %d); raw agreement %.3f, Cohen's kappa %.3f; %d conflicts, %d open\n",
-					a.Stage.Label(), a.Records, a.BothInclude, a.BothExclude, p.Reviewers[0].Name, a.OnlyFirst, p.Reviewers[1].Name, a.OnlySecond, *a.Raw, *a.Kappa, a.Conflicts, a.OpenConflicts)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "the saved review project (as named in the desktop app)")
@@ -168,24 +173,21 @@ the records the reviewers decided differently are listed as conflicts.`,
 		Short:   "Write a reviewer's own decisions on a saved review to a file",
 		Example: `  clinsight evidence decisions export --project "MWA vs RFA" --reviewer Ana --out ana.json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			r, err := openSavedReview(f, project)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			if err := r.ExportDecisions(out, reviewer); err != nil {
-				if r.Project().HasReviewers() {
-					return err
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSavedReview(f, project, func(r app.Reviewer) error {
+				if err := r.ExportDecisions(out, reviewer); err != nil {
+					if r.Project().HasReviewers() {
+						return err
+					}
+					return fmt.Errorf("%w (clinsight evidence reviewers --project %q --add NAME)", err, project)
 				}
-				return fmt.Errorf("%w (clinsight evidence reviewers --project %q --add NAME)", err, project)
-			}
-			n := 0
-			if d, err := r.Project().ExportDecisions(reviewer); err == nil {
-				n = len(d.Decisions)
-			}
-			_, err = fmt.Fprintf(f.Out, "wrote %d decisions of %s to %s\n", n, reviewer, out)
-			return err
+				n := 0
+				if d, err := r.Project().ExportDecisions(reviewer); err == nil {
+					n = len(d.Decisions)
+				}
+				_, err := fmt.Fprintf(f.Out, "wrote %d decisions of %s to %s\n", n, reviewer, out)
+				return err
+			})
 		},
 	}
 	export.Flags().StringVar(&project, "project", "", "the saved review project")
@@ -202,26 +204,23 @@ the records the reviewers decided differently are listed as conflicts.`,
 		Short:   "Merge the other reviewer's decisions file into a saved review",
 		Example: `  clinsight evidence decisions import ben.json --project "MWA vs RFA"`,
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			r, err := openSavedReview(f, importProject)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			rep, err := r.ImportDecisions(args[0])
-			if err != nil {
-				if !r.Project().HasReviewers() && r.Project().Decisions != nil && len(r.Project().Decisions) > 0 {
-					return fmt.Errorf("%w (clinsight evidence reviewers --project %q --add YOUR-NAME)", err, importProject)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withSavedReview(f, importProject, func(r app.Reviewer) error {
+				rep, err := r.ImportDecisions(args[0])
+				if err != nil {
+					if !r.Project().HasReviewers() && r.Project().Decisions != nil && len(r.Project().Decisions) > 0 {
+						return fmt.Errorf("%w (clinsight evidence reviewers --project %q --add YOUR-NAME)", err, importProject)
+					}
+					return err
 				}
+				if asJSON {
+					enc := json.NewEncoder(f.Out)
+					enc.SetEscapeHTML(false)
+					return enc.Encode(rep)
+				}
+				_, err = fmt.Fprintln(f.Out, rep.Summary())
 				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(f.Out)
-				enc.SetEscapeHTML(false)
-				return enc.Encode(rep)
-			}
-			_, err = fmt.Fprintln(f.Out, rep.Summary())
-			return err
+			})
 		},
 	}
 	imp.Flags().StringVar(&importProject, "project", "", "the saved review project")
@@ -253,62 +252,59 @@ the conflict was resolved (discussed, a third reviewer decided, ...).`,
 		Example: `  clinsight evidence conflicts --project "MWA vs RFA"
   clinsight evidence conflicts --project "MWA vs RFA" --id pmid:123 --exclude "Wrong population" --note "discussed" --by Cy`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			r, err := openSavedReview(f, project)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			if id != "" {
-				stage, err := evidence.ParseStage(stageName)
-				if err != nil {
-					return err
-				}
-				if include == (exclude != "") {
-					return errors.New("resolve with --include or with --exclude REASON")
-				}
-				if err := r.Resolve(stage, id, include, exclude, note, by); err != nil {
-					return err
-				}
-			}
-			p := r.Project()
-			names := p.ReviewerNames()
-			var list []conflictJSON
-			for _, st := range evidence.Stages {
-				for _, c := range p.Conflicts(st) {
-					cj := conflictJSON{Stage: st, ID: c.ID, Study: p.Label(c.ID), Decisions: map[string]string{}, Resolution: c.Resolution}
-					for i, d := range c.Decisions {
-						cj.Decisions[names[i]] = decisionWord(d)
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSavedReview(f, project, func(r app.Reviewer) error {
+				if id != "" {
+					stage, err := evidence.ParseStage(stageName)
+					if err != nil {
+						return err
 					}
-					list = append(list, cj)
+					if include == (exclude != "") {
+						return errors.New("resolve with --include or with --exclude REASON")
+					}
+					if err := r.Resolve(stage, id, include, exclude, note, by); err != nil {
+						return err
+					}
 				}
-			}
-			if asJSON {
-				if list == nil {
-					list = []conflictJSON{}
+				p := r.Project()
+				names := p.ReviewerNames()
+				var list []conflictJSON
+				for _, st := range evidence.Stages {
+					for _, c := range p.Conflicts(st) {
+						cj := conflictJSON{Stage: st, ID: c.ID, Study: p.Label(c.ID), Decisions: map[string]string{}, Resolution: c.Resolution}
+						for i, d := range c.Decisions {
+							cj.Decisions[names[i]] = decisionWord(d)
+						}
+						list = append(list, cj)
+					}
 				}
-				enc := json.NewEncoder(f.Out)
-				enc.SetEscapeHTML(false)
-				return enc.Encode(list)
-			}
-			if len(list) == 0 {
-				_, err := fmt.Fprintln(f.Out, "no conflicts: the reviewers have not decided any record differently")
-				return err
-			}
-			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "Stage\tRecord\tStudy\t%s\tStatus\n", strings.Join(names, "\t"))
-			for _, c := range list {
-				var ds []string
-				for _, n := range names {
-					ds = append(ds, c.Decisions[n])
+				if asJSON {
+					if list == nil {
+						list = []conflictJSON{}
+					}
+					enc := json.NewEncoder(f.Out)
+					enc.SetEscapeHTML(false)
+					return enc.Encode(list)
 				}
-				status := "open"
-				if c.Resolution != nil {
-					status = "resolved: " + decisionWord(c.Resolution.Decision) + " (" + c.Resolution.Note + ")"
+				if len(list) == 0 {
+					_, err := fmt.Fprintln(f.Out, "no conflicts: the reviewers have not decided any record differently")
+					return err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Stage.Label(), c.ID, clipTitle(c.Study, 40), strings.Join(ds, "\t"), status)
-			}
-			return tw.Flush()
+				tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
+				fmt.Fprintf(tw, "Stage\tRecord\tStudy\t%s\tStatus\n", strings.Join(names, "\t"))
+				for _, c := range list {
+					var ds []string
+					for _, n := range names {
+						ds = append(ds, c.Decisions[n])
+					}
+					status := "open"
+					if c.Resolution != nil {
+						status = "resolved: " + decisionWord(c.Resolution.Decision) + " (" + c.Resolution.Note + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Stage.Label(), c.ID, clipTitle(c.Study, 40), strings.Join(ds, "\t"), status)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "the saved review project")
@@ -340,61 +336,58 @@ func newEvidencePRISMACmd(f *Factory) *cobra.Command {
 		Example: `  clinsight evidence prisma --project "MWA vs RFA"
   clinsight evidence prisma --project "MWA vs RFA" --png prisma.png --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			r, err := openSavedReview(f, project)
-			if err != nil {
-				return err
-			}
-			defer closeReview(r, &err)
-			c := r.Project().PRISMA()
-			if png != "" {
-				fh, err := os.Create(png)
-				if err != nil {
-					return fmt.Errorf("writing the PRISMA diagram: %w", err)
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSavedReview(f, project, func(r app.Reviewer) error {
+				c := r.Project().PRISMA()
+				if png != "" {
+					fh, err := os.Create(png)
+					if err != nil {
+						return fmt.Errorf("writing the PRISMA diagram: %w", err)
+					}
+					werr := evidence.WritePRISMADiagram(fh, c)
+					if cerr := fh.Close(); werr == nil {
+						werr = cerr
+					}
+					if werr != nil {
+						os.Remove(png)
+						return werr
+					}
 				}
-				werr := evidence.WritePRISMADiagram(fh, c)
-				if cerr := fh.Close(); werr == nil {
-					werr = cerr
+				if asJSON {
+					enc := json.NewEncoder(f.Out)
+					enc.SetEscapeHTML(false)
+					return enc.Encode(c)
 				}
-				if werr != nil {
-					os.Remove(png)
-					return werr
+				tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
+				line := func(item string, n int) { fmt.Fprintf(tw, "%s\t%d\n", item, n) }
+				line("Records identified", c.Identified)
+				line("Duplicates removed", c.Duplicates)
+				line("Records not yet screened", c.NotScreened)
+				line("Records screened", c.Screened)
+				line("Records excluded", c.Excluded)
+				line("Records awaiting a decision", c.Undecided)
+				if c.Conflicts > 0 {
+					line("  of which conflicts between reviewers", c.Conflicts)
 				}
-			}
-			if asJSON {
-				enc := json.NewEncoder(f.Out)
-				enc.SetEscapeHTML(false)
-				return enc.Encode(c)
-			}
-			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-			line := func(item string, n int) { fmt.Fprintf(tw, "%s\t%d\n", item, n) }
-			line("Records identified", c.Identified)
-			line("Duplicates removed", c.Duplicates)
-			line("Records not yet screened", c.NotScreened)
-			line("Records screened", c.Screened)
-			line("Records excluded", c.Excluded)
-			line("Records awaiting a decision", c.Undecided)
-			if c.Conflicts > 0 {
-				line("  of which conflicts between reviewers", c.Conflicts)
-			}
-			if c.FullTextStage {
-				line("Reports sought for retrieval", c.Sought)
-				line("Reports not retrieved", c.NotRetrieved)
-				line("Reports assessed for eligibility", c.Assessed)
-				line("Reports excluded", c.ReportsExcluded)
-				for _, reason := range slices.Sorted(maps.Keys(c.ReportReasons)) {
-					line("  "+reason, c.ReportReasons[reason])
+				if c.FullTextStage {
+					line("Reports sought for retrieval", c.Sought)
+					line("Reports not retrieved", c.NotRetrieved)
+					line("Reports assessed for eligibility", c.Assessed)
+					line("Reports excluded", c.ReportsExcluded)
+					for _, reason := range slices.Sorted(maps.Keys(c.ReportReasons)) {
+						line("  "+reason, c.ReportReasons[reason])
+					}
+					line("Reports awaiting assessment", c.AwaitingFullText)
 				}
-				line("Reports awaiting assessment", c.AwaitingFullText)
-			}
-			line("Studies included in review", c.Included)
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if c.StoppingBrief != "" {
-				fmt.Fprintf(f.Out, "Stopping rule: %s\n", c.StoppingBrief)
-			}
-			return nil
+				line("Studies included in review", c.Included)
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if c.StoppingBrief != "" {
+					fmt.Fprintf(f.Out, "Stopping rule: %s\n", c.StoppingBrief)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "the saved review project")
