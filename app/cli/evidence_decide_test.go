@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 )
 
@@ -183,17 +182,7 @@ func TestEvidenceDecideAsNamedReviewers(t *testing.T) {
 	if c.Included != 1 || c.Conflicts != 1 {
 		t.Errorf("PRISMA %+v", c)
 	}
-	ws, err := app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	r, err := ws.Reviews().Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	p := r.Project()
+	p := openedByTheApp(t, wsDir, name)
 	if a, b := p.DecisionsOf("Ana", evidence.StageTitleAbstract), p.DecisionsOf("Ben", evidence.StageTitleAbstract); len(a) != 2 || len(b) != 2 || b[ids[1]].Include || !a[ids[1]].Include {
 		t.Errorf("the app sees Ana %+v, Ben %+v", a, b)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,17 +24,9 @@ func TestEvidenceExtractOnASavedProject(t *testing.T) {
 	var calls atomic.Int32
 	srv.HandleChat(extractModelReply(&calls))
 	wsDir := workspaceWithHost(t, srv.URL)
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, wsDir, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
-	ws, err := app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ws.RegisterSQLite(ctx, db, "lit"); err != nil {
-		t.Fatal(err)
-	}
+	db := importedLiterature(t, wsDir)
+	registerLiterature(t, wsDir, db, "lit")
+	ws := openWorkspace(t, wsDir)
 	rv, err := ws.Reviews().Create("hcc", "lit", hccPICO)
 	if err != nil {
 		t.Fatal(err)
@@ -133,21 +124,11 @@ func TestEvidenceExtractOnASavedProject(t *testing.T) {
 
 	// A second outcome, its spec replaced by --result: only its results
 	// change; the first outcome's are kept.
-	ws, err = app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv, err = ws.Reviews().Open("hcc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rv.AddOutcome(evidence.ResultSpec{Outcome: "survival", Measure: evidence.TwoGroups}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rv.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ws.Close()
+	withReview(t, wsDir, "hcc", func(r app.Reviewer) {
+		if _, err := r.AddOutcome(evidence.ResultSpec{Outcome: "survival", Measure: evidence.TwoGroups}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if _, stderr, code := run(t, wsDir, "evidence", "extract", "--project", "hcc", "--meta"); code == 0 || !strings.Contains(stderr, "the review has 2 outcomes: choose one with --outcome N") {
 		t.Errorf("two outcomes, no --outcome: %d %s", code, stderr)
 	}
@@ -180,23 +161,12 @@ func TestEvidenceExtractOnASavedProject(t *testing.T) {
 // "evidence extract --db" resolves a source name or a file as the other
 // evidence commands do, and an unknown one names the registered sources.
 func TestEvidenceExtractResolvesTheSourceByOneRule(t *testing.T) {
-	ctx := context.Background()
 	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	var calls atomic.Int32
 	srv.HandleChat(extractModelReply(&calls))
 	wsDir := workspaceWithHost(t, srv.URL)
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, wsDir, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
-	ws, err := app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ws.RegisterSQLite(ctx, db, "lit"); err != nil {
-		t.Fatal(err)
-	}
-	ws.Close()
+	db := importedLiterature(t, wsDir)
+	registerLiterature(t, wsDir, db, "lit")
 	fields := writeFile(t, "fields.json", `["sample size"]`)
 	byName, _, code := run(t, wsDir, "evidence", "extract", "--db", "lit", "--id", "90000001", "--fields", fields, "--json")
 	byPath, stderr, code2 := run(t, wsDir, "evidence", "extract", "--db", db, "--id", "90000001", "--fields", fields, "--json")

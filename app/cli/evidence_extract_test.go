@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,10 +42,7 @@ func TestEvidenceExtract(t *testing.T) {
 	var calls atomic.Int32
 	srv.HandleChat(extractModelReply(&calls))
 	ws := workspaceWithHost(t, srv.URL)
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, ws, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
+	db := importedLiterature(t, ws)
 	fields := writeFile(t, "fields.json", `[{"name":"sample size","description":"number of patients randomised"},
 		{"name":"complete ablation","description":"patients with complete ablation after MWA"}, "funding"]`)
 

@@ -11,10 +11,7 @@ import (
 // XML and plain text, with and without --record.
 func TestEvidenceImportFullTexts(t *testing.T) {
 	ws := t.TempDir()
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, ws, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: exit %d: %s", code, stderr)
-	}
+	db := importedLiterature(t, ws)
 	out, stderr, code := run(t, ws, "evidence", "import", "--db", db,
 		"../evidence/testdata/jats_article.xml", "../evidence/testdata/jats_set.xml", "../evidence/testdata/90000011.txt")
 	if code != 0 {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -9,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
-	"github.com/clinsight/clinsight/datasets"
 )
 
 // outcomesReview creates a saved review with three included studies and
@@ -21,30 +18,10 @@ import (
 // directory, the review's name and the three studies' IDs.
 func outcomesReview(t *testing.T) (dir, name string, ids []string) {
 	t.Helper()
-	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	h, err := datasets.OpenReadWrite(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := evidence.DemoData(ctx, h, 1); err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
 	dir, name = t.TempDir(), "outcomes review"
-	ws, err := app.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := openWorkspace(t, dir)
 	defer ws.Close()
-	r, err := ws.Reviews().Create(name, db, evidence.PICO{Population: "hepatocellular carcinoma", Intervention: "ablation"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Update(func(p *evidence.Project) { p.Query = "ablation" })
-	if _, err := r.Search(ctx, 20); err != nil {
-		t.Fatal(err)
-	}
+	r := createSearchedReview(t, ws, name, demoLiterature(t), ablationPICO, "ablation", 20)
 	ids = r.Project().Search.IDs[:3]
 	for _, id := range ids {
 		if err := r.Decide(id, true, ""); err != nil {

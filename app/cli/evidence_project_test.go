@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
@@ -13,35 +12,14 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
-	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
-
-// demoLiterature writes the demo literature (evidence.DemoData) to a new
-// database file and returns its path.
-func demoLiterature(t *testing.T) string {
-	t.Helper()
-	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	h, err := datasets.OpenReadWrite(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := evidence.DemoData(ctx, h, 1); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
 
 // createReview saves a review project on the literature source src, as the
 // desktop app creates one; edit, if not nil, edits it first.
 func createReview(t *testing.T, wsDir, name, src string, q evidence.PICO, edit func(p *evidence.Project)) {
 	t.Helper()
-	ws, err := app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := openWorkspace(t, wsDir)
 	defer ws.Close()
 	r, err := ws.Reviews().Create(name, src, q)
 	if err != nil {
@@ -57,19 +35,10 @@ func createReview(t *testing.T, wsDir, name, src string, q evidence.PICO, edit f
 
 // openedByTheApp returns the saved review project as the desktop app opens
 // it (ws.Reviews().Open).
-func openedByTheApp(t *testing.T, wsDir, name string) *evidence.Project {
+func openedByTheApp(t *testing.T, wsDir, name string) (p *evidence.Project) {
 	t.Helper()
-	ws, err := app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	r, err := ws.Reviews().Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	return r.Project()
+	withReview(t, wsDir, name, func(r app.Reviewer) { p = r.Project() })
+	return p
 }
 
 var hccPICO = evidence.PICO{Population: "patients with hepatocellular carcinoma", Intervention: "microwave ablation",
@@ -81,7 +50,6 @@ var hccPICO = evidence.PICO{Population: "patients with hepatocellular carcinoma"
 // saves them: the review the desktop app opens afterwards has the same
 // candidates as a search run in the app. Without a model (--no-llm).
 func TestEvidenceSearchOnASavedProject(t *testing.T) {
-	ctx := context.Background()
 	wsDir := t.TempDir()
 	db := demoLiterature(t)
 	const name, query = "hcc ablation", "ablation OR carcinoma OR cancer"
@@ -117,18 +85,8 @@ func TestEvidenceSearchOnASavedProject(t *testing.T) {
 	}
 	// The same candidates as the desktop app's search with its default
 	// limit, and more than the 20 the scratch search shows.
-	createReview(t, wsDir, "in the app", db, hccPICO, func(p *evidence.Project) { p.Query = query })
-	ws, err := app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ws.Reviews().Open("in the app")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Search(ctx, evidence.DefaultSearchLimit); err != nil {
-		t.Fatal(err)
-	}
+	ws := openWorkspace(t, wsDir)
+	r := createSearchedReview(t, ws, "in the app", db, hccPICO, query, evidence.DefaultSearchLimit)
 	gui := r.Project().Search.IDs
 	r.Close()
 	ws.Close()
@@ -174,17 +132,9 @@ func TestEvidenceSearchOnASavedProject(t *testing.T) {
 // source by name, a file by path, and an unknown name names the
 // registered sources; a saved review whose source is gone says so.
 func TestEvidenceSourcesResolveByOneRule(t *testing.T) {
-	ctx := context.Background()
 	wsDir := t.TempDir()
 	db := demoLiterature(t)
-	ws, err := app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ws.RegisterSQLite(ctx, db, "lit"); err != nil {
-		t.Fatal(err)
-	}
-	ws.Close()
+	registerLiterature(t, wsDir, db, "lit")
 	byName, _, code := run(t, wsDir, "evidence", "search", "--db", "lit", "--query", "ablation", "--json")
 	byPath, stderr, code2 := run(t, wsDir, "evidence", "search", "--db", db, "--query", "ablation", "--json")
 	if code != 0 || code2 != 0 || byName != byPath || !strings.Contains(byName, `"hits":[{`) {
@@ -229,10 +179,7 @@ func TestEvidenceScreenOnASavedProject(t *testing.T) {
 		return reply(req)
 	})
 	wsDir := workspaceWithHost(t, srv.URL)
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, wsDir, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
+	db := importedLiterature(t, wsDir)
 	const name = "hcc"
 	createReview(t, wsDir, name, db, hccPICO, func(p *evidence.Project) { p.Query = "ablation OR cryotherapy OR brachytherapy" })
 
@@ -302,10 +249,7 @@ func TestEvidenceScreenOnASavedProject(t *testing.T) {
 func TestEvidenceSearchOnASavedProjectWritesItsQuery(t *testing.T) {
 	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	wsDir := workspaceWithHost(t, srv.URL)
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, wsDir, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
+	db := importedLiterature(t, wsDir)
 	createReview(t, wsDir, "hcc", db, hccPICO, nil)
 	const wantQuery = `("hepatocellular carcinoma" OR HCC) AND ("microwave ablation" OR "thermal ablation" OR MWA)`
 	srv.QueueChat(ollamatest.ChatReply{Content: hccTermsReply})

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/datasets"
 )
@@ -22,12 +20,9 @@ import (
 func TestEvidenceSearchSameAsTheDesktopApp(t *testing.T) {
 	ctx := context.Background()
 	wsDir := t.TempDir()
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	h, err := datasets.OpenReadWrite(ctx, db)
+	db := demoLiterature(t)
+	h, err := datasets.OpenReadOnly(ctx, db)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := evidence.DemoData(ctx, h, 1); err != nil {
 		t.Fatal(err)
 	}
 	var title string
@@ -60,20 +55,10 @@ func TestEvidenceSearchSameAsTheDesktopApp(t *testing.T) {
 		cli = append(cli, hit.ID)
 	}
 
-	ws, err := app.Open(wsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := openWorkspace(t, wsDir)
 	defer ws.Close()
-	r, err := ws.Reviews().Create("equivalence", db, pico)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := createSearchedReview(t, ws, "equivalence", db, pico, query, limit)
 	defer r.Close()
-	r.Update(func(p *evidence.Project) { p.Query = query })
-	if _, err := r.Search(ctx, limit); err != nil {
-		t.Fatal(err)
-	}
 	gui := r.Project().Search.IDs
 
 	if len(cli) != limit || !slices.Equal(cli, gui) {

@@ -38,10 +38,7 @@ func TestEvidenceScreen(t *testing.T) {
 	var calls atomic.Int32
 	srv.HandleChat(screenModelReply(&calls))
 	ws := workspaceWithHost(t, srv.URL)
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, ws, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
+	db := importedLiterature(t, ws)
 	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`)
 	criteria := writeFile(t, "criteria.json", `["Hepatocellular carcinoma", {"text":"Randomized trial","kind":"content","weight":3}]`)
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,10 +22,7 @@ const hccTermsReply = `{
 func TestEvidenceSearchGeneratesTerms(t *testing.T) {
 	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	ws := workspaceWithHost(t, srv.URL)
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, ws, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
+	db := importedLiterature(t, ws)
 	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`)
 	const wantQuery = `("hepatocellular carcinoma" OR HCC) AND ("microwave ablation" OR "thermal ablation" OR MWA)`
 
@@ -107,10 +103,7 @@ func TestEvidenceSearchGeneratesTerms(t *testing.T) {
 func TestEvidenceSearchWithOutcomesAndEveryMatch(t *testing.T) {
 	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	ws := workspaceWithHost(t, srv.URL)
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	if _, stderr, code := run(t, ws, append([]string{"evidence", "import", "--db", db}, evidenceFixtures...)...); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
+	db := importedLiterature(t, ws)
 	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`)
 	const comparison = ` AND ("radiofrequency ablation" OR RFA)`
 	for _, tc := range []struct {

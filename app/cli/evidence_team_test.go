@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
-	"github.com/clinsight/clinsight/datasets"
 )
 
 // TestEvidenceDecisionsExchangedBetweenTwoComputers: two reviewers screen
@@ -21,32 +19,12 @@ import (
 // same agreement; one is resolved on the command line and "evidence
 // prisma --project" counts it.
 func TestEvidenceDecisionsExchangedBetweenTwoComputers(t *testing.T) {
-	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	h, err := datasets.OpenReadWrite(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := evidence.DemoData(ctx, h, 1); err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
 	anaDir, benDir := t.TempDir(), t.TempDir()
 	const name = "pair review"
 
 	// Ana creates the review and searches; Ben gets a copy of the file.
-	ws, err := app.Open(anaDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ws.Reviews().Create(name, db, evidence.PICO{Population: "hepatocellular carcinoma", Intervention: "ablation"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Update(func(p *evidence.Project) { p.Query = "ablation" })
-	if _, err := r.Search(ctx, 20); err != nil {
-		t.Fatal(err)
-	}
+	ws := openWorkspace(t, anaDir)
+	r := createSearchedReview(t, ws, name, demoLiterature(t), ablationPICO, "ablation", 20)
 	ids := r.Project().Search.IDs[:4]
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
@@ -69,26 +47,16 @@ func TestEvidenceDecisionsExchangedBetweenTwoComputers(t *testing.T) {
 		if out, stderr, code := run(t, dir, "evidence", "reviewers", "--project", name, "--add", who); code != 0 || !strings.Contains(out, who) {
 			t.Fatalf("reviewers --add %s: %d %s %s", who, code, out, stderr)
 		}
-		ws, err := app.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ws.Close()
-		r, err := ws.Reviews().Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.SetScreener(who); err != nil {
-			t.Fatal(err)
-		}
-		for i, id := range ids {
-			if err := r.Decide(id, include[i], "Wrong population"); err != nil {
+		withReview(t, dir, name, func(r app.Reviewer) {
+			if err := r.SetScreener(who); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+			for i, id := range ids {
+				if err := r.Decide(id, include[i], "Wrong population"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 	screen(anaDir, "Ana", []bool{true, true, false, false})
 	screen(benDir, "Ben", []bool{true, false, false, true})
