@@ -18,7 +18,6 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/meta"
-	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // extractStudyJSON is one study in "evidence extract --json".
@@ -169,22 +168,13 @@ settings (--measure replaces its effect measure).`,
 			if err := r.SelectStudies(ctx, studyIDs); err != nil {
 				return corpusHint(err, db)
 			}
-			var pp *progressPrinter
-			var report func(done, total int)
-			if !asJSON {
-				pp = newProgressPrinter(f.Err)
-				report = func(done, total int) {
-					pp.Report(progress.Report{Stage: "extracting", Done: int64(done), Total: int64(total), Unit: "studies"})
-				}
-			}
+			pp, report := studiesProgress(f.Err, asJSON, "extracting")
 			if out.Result != nil {
 				err = r.ExtractResults(ctx, 0, report)
 			} else {
 				err = r.ExtractFields(ctx, report)
 			}
-			if pp != nil {
-				pp.Done()
-			}
+			pp.Done()
 			var studyErrs *evidence.StudyErrors
 			if err != nil && !errors.As(err, &studyErrs) {
 				return fmt.Errorf("extraction stopped: %w", err)

@@ -11,7 +11,6 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/app/meta"
-	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // extractOnProject are the flags of "evidence extract --project".
@@ -161,14 +160,7 @@ func runExtractOnProject(cmd *cobra.Command, f *Factory, o extractOnProject) (er
 		out.Result = &s
 	}
 
-	var pp *progressPrinter
-	var report func(done, total int)
-	if !o.asJSON {
-		pp = newProgressPrinter(f.Err)
-		report = func(done, total int) {
-			pp.Report(progress.Report{Stage: "extracting", Done: int64(done), Total: int64(total), Unit: "studies"})
-		}
-	}
+	pp, report := studiesProgress(f.Err, o.asJSON, "extracting")
 	var failed *evidence.StudyErrors
 	runStep := func(step func() error) error {
 		err := step()
@@ -197,9 +189,7 @@ func runExtractOnProject(cmd *cobra.Command, f *Factory, o extractOnProject) (er
 	if err == nil && withResult {
 		err = runStep(func() error { return rv.ExtractResultsOf(ctx, i, ids, report) })
 	}
-	if pp != nil {
-		pp.Done()
-	}
+	pp.Done()
 	if err != nil {
 		return err
 	}

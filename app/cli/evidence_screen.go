@@ -12,7 +12,6 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
-	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // screenStudyJSON is one study in "evidence screen --json".
@@ -179,18 +178,9 @@ texts changed), and the screening is saved in the review.`,
 					run.inputs["criteria"] = fromModel
 				}
 			}
-			var pp *progressPrinter
-			var report func(done, total int)
-			if !asJSON {
-				pp = newProgressPrinter(f.Err)
-				report = func(done, total int) {
-					pp.Report(progress.Report{Stage: "screening", Done: int64(done), Total: int64(total), Unit: "studies"})
-				}
-			}
+			pp, report := studiesProgress(f.Err, asJSON, "screening")
 			err = r.Screen(ctx, report)
-			if pp != nil {
-				pp.Done()
-			}
+			pp.Done()
 			var studyErrs *evidence.StudyErrors
 			if err != nil && !errors.As(err, &studyErrs) {
 				return run.stepFailed(err)

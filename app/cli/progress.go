@@ -53,8 +53,24 @@ func (p *progressPrinter) Report(pr progress.Report) {
 	fmt.Fprintln(p.w, describe(pr, pct))
 }
 
-// Done ends an in-place progress line.
+// studiesProgress returns the printer of a step's progress over studies
+// (stage "screening", "extracting") and the callback that feeds it; both
+// nil with asJSON, whose output is the JSON alone.
+func studiesProgress(w io.Writer, asJSON bool, stage string) (*progressPrinter, func(done, total int)) {
+	if asJSON {
+		return nil, nil
+	}
+	pp := newProgressPrinter(w)
+	return pp, func(done, total int) {
+		pp.Report(progress.Report{Stage: stage, Done: int64(done), Total: int64(total), Unit: "studies"})
+	}
+}
+
+// Done ends an in-place progress line; a nil printer does nothing.
 func (p *progressPrinter) Done() {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.terminal && p.drawn {
