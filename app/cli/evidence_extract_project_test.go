@@ -9,7 +9,6 @@ import (
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
-	"github.com/clinsight/clinsight/localllm/ollamatest"
 )
 
 // TestEvidenceExtractOnASavedProject: "evidence extract --project" works
@@ -20,11 +19,8 @@ import (
 // through the real client.
 func TestEvidenceExtractOnASavedProject(t *testing.T) {
 	ctx := context.Background()
-	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	var calls atomic.Int32
-	srv.HandleChat(extractModelReply(&calls))
-	wsDir := workspaceWithHost(t, srv.URL)
-	db := importedLiterature(t, wsDir)
+	_, wsDir, db := scriptedLiterature(t, extractModelReply(&calls))
 	registerLiterature(t, wsDir, db, "lit")
 	ws := openWorkspace(t, wsDir)
 	rv, err := ws.Reviews().Create("hcc", "lit", hccPICO)
@@ -161,11 +157,8 @@ func TestEvidenceExtractOnASavedProject(t *testing.T) {
 // "evidence extract --db" resolves a source name or a file as the other
 // evidence commands do, and an unknown one names the registered sources.
 func TestEvidenceExtractResolvesTheSourceByOneRule(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	var calls atomic.Int32
-	srv.HandleChat(extractModelReply(&calls))
-	wsDir := workspaceWithHost(t, srv.URL)
-	db := importedLiterature(t, wsDir)
+	_, wsDir, db := scriptedLiterature(t, extractModelReply(&calls))
 	registerLiterature(t, wsDir, db, "lit")
 	fields := writeFile(t, "fields.json", `["sample size"]`)
 	byName, _, code := run(t, wsDir, "evidence", "extract", "--db", "lit", "--id", "90000001", "--fields", fields, "--json")

@@ -38,11 +38,8 @@ func extractModelReply(calls *atomic.Int32) func(api.ChatRequest) ollamatest.Cha
 }
 
 func TestEvidenceExtract(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	var calls atomic.Int32
-	srv.HandleChat(extractModelReply(&calls))
-	ws := workspaceWithHost(t, srv.URL)
-	db := importedLiterature(t, ws)
+	_, ws, db := scriptedLiterature(t, extractModelReply(&calls))
 	fields := writeFile(t, "fields.json", `[{"name":"sample size","description":"number of patients randomised"},
 		{"name":"complete ablation","description":"patients with complete ablation after MWA"}, "funding"]`)
 

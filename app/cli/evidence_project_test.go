@@ -61,17 +61,8 @@ func TestEvidenceSearchOnASavedProject(t *testing.T) {
 	}
 
 	// --query overrides (and is saved); the PICO is the review's.
-	out, stderr, code := run(t, wsDir, "evidence", "search", "--project", name, "--query", query, "--no-llm", "--json")
-	if code != 0 {
-		t.Fatalf("search --project: %d %s", code, stderr)
-	}
-	var got searchJSON
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v in %s", err, out)
-	}
-	var cli []string
+	got, cli := searchJSONOf(t, wsDir, "--project", name, "--query", query, "--no-llm")
 	for _, h := range got.Hits {
-		cli = append(cli, h.ID)
 		if h.PICOScore == nil {
 			t.Fatalf("hit %s has no PICO score: the review's PICO was not used", h.ID)
 		}
@@ -96,7 +87,7 @@ func TestEvidenceSearchOnASavedProject(t *testing.T) {
 
 	// Again with no flags: the saved query; the text output says so and
 	// lists the first 20.
-	out, stderr, code = run(t, wsDir, "evidence", "search", "--project", name, "--no-llm")
+	out, stderr, code := run(t, wsDir, "evidence", "search", "--project", name, "--no-llm")
 	if code != 0 || !strings.Contains(out, "; 20 shown") || !strings.Contains(out, "more candidates (--json lists them all)") ||
 		!strings.Contains(out, `Saved in review "hcc ablation" (`) || !strings.Contains(out, "the search): PICO and query from the review.") {
 		t.Errorf("search --project, text: %d\n%s%s", code, out, stderr)
@@ -167,19 +158,16 @@ func TestEvidenceSourcesResolveByOneRule(t *testing.T) {
 // candidates against the saved criteria, asking the model only about the
 // study that failed. Scripted replies through the real client.
 func TestEvidenceScreenOnASavedProject(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	var calls atomic.Int32
 	var mended atomic.Bool // the model no longer fails on the cryotherapy study
 	reply := screenModelReply(&calls)
-	srv.HandleChat(func(req api.ChatRequest) ollamatest.ChatReply {
+	_, wsDir, db := scriptedLiterature(t, func(req api.ChatRequest) ollamatest.ChatReply {
 		if mended.Load() && strings.Contains(req.Messages[len(req.Messages)-1].Content, "Title: Salvage cryotherapy") {
 			calls.Add(1)
 			return ollamatest.ChatReply{Content: `{"verdicts":["NO","NO"]}`}
 		}
 		return reply(req)
 	})
-	wsDir := workspaceWithHost(t, srv.URL)
-	db := importedLiterature(t, wsDir)
 	const name = "hcc"
 	createReview(t, wsDir, name, db, hccPICO, func(p *evidence.Project) { p.Query = "ablation OR cryotherapy OR brachytherapy" })
 
@@ -247,9 +235,7 @@ func TestEvidenceScreenOnASavedProject(t *testing.T) {
 // review the desktop app opens; the next search uses that query without
 // asking the model.
 func TestEvidenceSearchOnASavedProjectWritesItsQuery(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
-	wsDir := workspaceWithHost(t, srv.URL)
-	db := importedLiterature(t, wsDir)
+	srv, wsDir, db := scriptedLiterature(t, nil)
 	createReview(t, wsDir, "hcc", db, hccPICO, nil)
 	const wantQuery = `("hepatocellular carcinoma" OR HCC) AND ("microwave ablation" OR "thermal ablation" OR MWA)`
 	srv.QueueChat(ollamatest.ChatReply{Content: hccTermsReply})

@@ -42,18 +42,7 @@ func TestEvidenceSearchSameAsTheDesktopApp(t *testing.T) {
 	picoFile := writeFile(t, "pico.json", string(raw))
 	const query, limit = `ablation OR carcinoma OR cancer`, 20
 
-	out, stderr, code := run(t, wsDir, "evidence", "search", "--db", db, "--pico", picoFile, "--query", query, "--limit", fmt.Sprint(limit), "--json")
-	if code != 0 {
-		t.Fatalf("search: exit %d: %s", code, stderr)
-	}
-	var got searchJSON
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v in %s", err, out)
-	}
-	var cli []string
-	for _, hit := range got.Hits {
-		cli = append(cli, hit.ID)
-	}
+	got, cli := searchJSONOf(t, wsDir, "--db", db, "--pico", picoFile, "--query", query, "--limit", fmt.Sprint(limit))
 
 	ws := openWorkspace(t, wsDir)
 	defer ws.Close()

@@ -34,11 +34,8 @@ func screenModelReply(calls *atomic.Int32) func(api.ChatRequest) ollamatest.Chat
 }
 
 func TestEvidenceScreen(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
 	var calls atomic.Int32
-	srv.HandleChat(screenModelReply(&calls))
-	ws := workspaceWithHost(t, srv.URL)
-	db := importedLiterature(t, ws)
+	_, ws, db := scriptedLiterature(t, screenModelReply(&calls))
 	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`)
 	criteria := writeFile(t, "criteria.json", `["Hepatocellular carcinoma", {"text":"Randomized trial","kind":"content","weight":3}]`)
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -20,9 +19,7 @@ const hccTermsReply = `{
 // --query: the chat model writes the terms (shown the abstracts a first
 // search finds), the command prints them and the query, then the results.
 func TestEvidenceSearchGeneratesTerms(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
-	ws := workspaceWithHost(t, srv.URL)
-	db := importedLiterature(t, ws)
+	srv, ws, db := scriptedLiterature(t, nil)
 	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`)
 	const wantQuery = `("hepatocellular carcinoma" OR HCC) AND ("microwave ablation" OR "thermal ablation" OR MWA)`
 
@@ -60,14 +57,7 @@ func TestEvidenceSearchGeneratesTerms(t *testing.T) {
 
 	// JSON: the terms come with the results.
 	srv.QueueChat(ollamatest.ChatReply{Content: hccTermsReply})
-	out, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--pico", pico, "--json")
-	if code != 0 {
-		t.Fatalf("--json: exit %d: %s", code, stderr)
-	}
-	var got searchJSON
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v in %s", err, out)
-	}
+	got, _ := searchJSONOf(t, ws, "--db", db, "--pico", pico)
 	if got.Terms == nil || strings.Join(got.Terms.Treatments, "|") != "microwave ablation|thermal ablation|MWA" ||
 		strings.Join(got.Terms.Comparators, "|") != "radiofrequency ablation|RFA" || got.Total < 1 || len(got.Hits) != int(got.Total) {
 		t.Errorf("--json: %+v", got)
@@ -101,9 +91,7 @@ func TestEvidenceSearchGeneratesTerms(t *testing.T) {
 // --with-outcomes the outcome terms; with --project the choice is saved.
 // --limit 0 keeps every match.
 func TestEvidenceSearchWithOutcomesAndEveryMatch(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
-	ws := workspaceWithHost(t, srv.URL)
-	db := importedLiterature(t, ws)
+	srv, ws, db := scriptedLiterature(t, nil)
 	pico := writeFile(t, "pico.json", `{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`)
 	const comparison = ` AND ("radiofrequency ablation" OR RFA)`
 	for _, tc := range []struct {
@@ -118,14 +106,7 @@ func TestEvidenceSearchWithOutcomesAndEveryMatch(t *testing.T) {
 		srv.QueueChat(ollamatest.ChatReply{Content: strings.Replace(hccTermsReply,
 			`"comparators": ["radiofrequency ablation"], "outcomes": []}`,
 			`"comparators": ["radiofrequency ablation"], "outcomes": ["local tumor progression"]}`, 1)})
-		out, stderr, code := run(t, ws, append([]string{"evidence", "search", "--db", db, "--pico", pico, "--json"}, tc.flags...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", tc.flags, code, stderr)
-		}
-		var got searchJSON
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatalf("%v in %s", err, out)
-		}
+		got, _ := searchJSONOf(t, ws, append([]string{"--db", db, "--pico", pico}, tc.flags...)...)
 		if has := strings.Contains(got.Query, "local tumor progression"); has != tc.outcome {
 			t.Errorf("%v: query %q: outcome terms joined %v, want %v", tc.flags, got.Query, has, tc.outcome)
 		}
@@ -148,14 +129,7 @@ func TestEvidenceSearchWithOutcomesAndEveryMatch(t *testing.T) {
 		t.Errorf("the review the app opens: terms %+v, query %q", saved.Terms, saved.Query)
 	}
 
-	out, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--query", "ablation OR cancer OR breast OR carcinoma", "--limit", "0", "--no-llm", "--json")
-	if code != 0 {
-		t.Fatalf("--limit 0: exit %d: %s", code, stderr)
-	}
-	var all searchJSON
-	if err := json.Unmarshal([]byte(out), &all); err != nil {
-		t.Fatalf("%v in %s", err, out)
-	}
+	all, _ := searchJSONOf(t, ws, "--db", db, "--query", "ablation OR cancer OR breast OR carcinoma", "--limit", "0", "--no-llm")
 	if all.Total < 5 || len(all.Hits) != int(all.Total)-all.Duplicates {
 		t.Errorf("--limit 0: %d matches, %d duplicates, %d hits; want every match", all.Total, all.Duplicates, len(all.Hits))
 	}

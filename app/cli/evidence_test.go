@@ -43,14 +43,7 @@ func TestEvidenceImportAndSearch(t *testing.T) {
 	if err := os.WriteFile(pico, []byte(`{"P":"hepatocellular carcinoma","I":"microwave ablation","C":"radiofrequency ablation","O":"local tumor progression"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code = run(t, ws, "evidence", "search", "--db", db, "--pico", pico, "--query", "ablation OR cryotherapy OR brachytherapy", "--json")
-	if code != 0 {
-		t.Fatalf("search --pico: exit %d: %s", code, stderr)
-	}
-	var got searchJSON
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v in %s", err, out)
-	}
+	got, _ := searchJSONOf(t, ws, "--db", db, "--pico", pico, "--query", "ablation OR cryotherapy OR brachytherapy")
 	if got.Total != 4 || len(got.Hits) != 4 || got.Hits[0].PMID != "90000001" || got.Hits[0].PICOScore == nil || got.FTS5 != `(("ablation" OR "cryotherapy") OR "brachytherapy")` {
 		t.Errorf("search --pico --json: %+v", got)
 	}

@@ -2,12 +2,16 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/localllm/ollamatest"
+	"github.com/ollama/ollama/api"
 )
 
 // The literature and saved reviews the evidence command tests start from,
@@ -110,4 +114,37 @@ func withReview(t *testing.T, wsDir, name string, do func(r app.Reviewer)) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// searchJSONOf runs "evidence search" with args and --json in the
+// workspace wsDir, fails the test unless it succeeds, and returns its
+// output decoded and the IDs of its hits in order.
+func searchJSONOf(t *testing.T, wsDir string, args ...string) (got searchJSON, ids []string) {
+	t.Helper()
+	out, stderr, code := run(t, wsDir, append(append([]string{"evidence", "search"}, args...), "--json")...)
+	if code != 0 {
+		t.Fatalf("search %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	for _, h := range got.Hits {
+		ids = append(ids, h.ID)
+	}
+	return got, ids
+}
+
+// scriptedLiterature starts a scripted chat model (llama3.1:8b, through
+// the real client) that answers with reply, or with the replies queued
+// when reply is nil, a workspace that uses it, and the test literature
+// imported there. It returns the model server, the workspace directory
+// and the literature's path.
+func scriptedLiterature(t *testing.T, reply func(api.ChatRequest) ollamatest.ChatReply) (srv *ollamatest.Server, wsDir, db string) {
+	t.Helper()
+	srv = ollamatest.New(t, ollamatest.Model{Name: "llama3.1:8b"})
+	if reply != nil {
+		srv.HandleChat(reply)
+	}
+	wsDir = workspaceWithHost(t, srv.URL)
+	return srv, wsDir, importedLiterature(t, wsDir)
 }
