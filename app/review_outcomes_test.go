@@ -14,16 +14,8 @@ import (
 func TestReviewOutcomesSaved(t *testing.T) {
 	ctx := context.Background()
 	ws := literatureWorkspace(t)
-	ri, err := ws.Reviews().Create("Outcomes", "lit", reviewPICO)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := ri.(*Review)
+	r := searchedReview(t, ws, "Outcomes", `"microwave ablation"`, 3)
 	defer r.Close()
-	r.Update(func(p *evidence.Project) { p.Query = `"microwave ablation"` })
-	if _, err := r.Search(ctx, 3); err != nil {
-		t.Fatal(err)
-	}
 	id := r.Project().Search.IDs[0]
 	if err := r.Decide(id, true, ""); err != nil {
 		t.Fatal(err)

@@ -17,15 +17,7 @@ import (
 func TestReviewRankLearnsFromDecisions(t *testing.T) {
 	ctx := context.Background()
 	ws := literatureWorkspace(t)
-	ri, err := ws.Reviews().Create("Rank", "lit", reviewPICO)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := ri.(*Review)
-	r.Update(func(p *evidence.Project) { p.Query = "ablation OR carcinoma OR hepatocellular" })
-	if _, err := r.Search(ctx, 40); err != nil {
-		t.Fatal(err)
-	}
+	r := searchedReview(t, ws, "Rank", "ablation OR carcinoma OR hepatocellular", 40)
 	ids := r.Project().Search.IDs
 	if len(ids) < 10 {
 		t.Fatalf("only %d candidates", len(ids))

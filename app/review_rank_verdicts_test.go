@@ -16,15 +16,7 @@ import (
 func TestReviewRankReadsTheModelsVerdicts(t *testing.T) {
 	ctx := context.Background()
 	ws := literatureWorkspace(t)
-	ri, err := ws.Reviews().Create("Verdicts", "lit", reviewPICO)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := ri.(*Review)
-	r.Update(func(p *evidence.Project) { p.Query = "ablation OR carcinoma OR hepatocellular" })
-	if _, err := r.Search(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
+	r := searchedReview(t, ws, "Verdicts", "ablation OR carcinoma OR hepatocellular", 0)
 	ids := r.Project().Search.IDs
 	if len(ids) < 20 {
 		t.Fatalf("only %d candidates", len(ids))

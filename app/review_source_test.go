@@ -24,14 +24,7 @@ func TestReviewSourceResolvedByTheWorkspacesRule(t *testing.T) {
 	ctx := context.Background()
 	ws := openTemp(t)
 	db := filepath.Join(t.TempDir(), "lit.sqlite")
-	h, err := datasets.OpenReadWrite(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := evidence.DemoData(ctx, h, 1); err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
+	writeDemoLiterature(t, db, 1)
 	if _, err := ws.RegisterSQLite(ctx, db, "lit"); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +49,7 @@ func TestReviewSourceResolvedByTheWorkspacesRule(t *testing.T) {
 	if err := search("lit"); err != nil {
 		t.Errorf("a review on a registered source: %v", err)
 	}
-	err = search("litt")
+	err := search("litt")
 	var unknown *UnknownSourceError
 	if !errors.As(err, &unknown) || !slices.Equal(unknown.Known, []string{"lit"}) ||
 		!strings.Contains(err.Error(), `opening the literature of review review 2: there is no data source named "litt" and no database file `) ||

@@ -23,15 +23,7 @@ import (
 func TestReviewTeamScreensBlindThenFullText(t *testing.T) {
 	ctx := context.Background()
 	ws := literatureWorkspace(t)
-	ri, err := ws.Reviews().Create("Team", "lit", reviewPICO)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := ri.(*Review)
-	r.Update(func(p *evidence.Project) { p.Query = "ablation OR carcinoma OR hepatocellular" })
-	if _, err := r.Search(ctx, 200); err != nil {
-		t.Fatal(err)
-	}
+	r := searchedReview(t, ws, "Team", "ablation OR carcinoma OR hepatocellular", 200)
 	// Three candidates with a full text and one without.
 	var withText, without []string
 	for _, id := range r.Project().Search.IDs {

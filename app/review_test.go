@@ -19,16 +19,8 @@ import (
 // demo literature and no chat model.
 func literatureWorkspace(t *testing.T) *Workspace {
 	t.Helper()
-	ctx := context.Background()
 	ws := openTemp(t)
-	db, err := datasets.OpenReadWrite(ctx, filepath.Join(ws.DataDir(), "lit.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := evidence.DemoData(ctx, db, 3); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	writeDemoLiterature(t, filepath.Join(ws.DataDir(), "lit.sqlite"), 3)
 	if err := ws.AddSource(Source{Name: "lit", Path: "lit.sqlite", Kind: SourceSQLite, Added: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +28,37 @@ func literatureWorkspace(t *testing.T) *Workspace {
 		t.Fatal(err)
 	}
 	return ws
+}
+
+// writeDemoLiterature writes the demo literature (evidence.DemoData with
+// seed) into a new SQLite database at path.
+func writeDemoLiterature(t *testing.T, path string, seed uint64) {
+	t.Helper()
+	db, err := datasets.OpenReadWrite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := evidence.DemoData(context.Background(), db, seed); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// searchedReview creates a review of the demo literature (a workspace of
+// literatureWorkspace, reviewPICO) named name and searches it with query,
+// keeping the best limit candidates (0: every match).
+func searchedReview(t *testing.T, ws *Workspace, name, query string, limit int) *Review {
+	t.Helper()
+	ri, err := ws.Reviews().Create(name, "lit", reviewPICO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ri.(*Review)
+	r.Update(func(p *evidence.Project) { p.Query = query })
+	if _, err := r.Search(context.Background(), limit); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // savedProject waits (with a deadline) until the saved project satisfies

@@ -142,23 +142,8 @@ func TestCorruptReviewProjectIsKeptAside(t *testing.T) {
 
 func TestOpenSession(t *testing.T) {
 	ctx := context.Background()
-	ws := openTemp(t)
-	dbPath := filepath.Join(ws.DataDir(), "lit.sqlite")
-	db, err := datasets.OpenReadWrite(ctx, dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := evidence.DemoData(ctx, db, 3); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if err := ws.AddSource(Source{Name: "literature", Path: "lit.sqlite", Kind: SourceSQLite, Added: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.UpdateConfig(func(c *Config) { c.Models.Chat = "" }); err != nil {
-		t.Fatal(err)
-	}
-	p := evidence.NewProject("demo", "literature", reviewPICO)
+	ws := literatureWorkspace(t)
+	p := evidence.NewProject("demo", "lit", reviewPICO)
 	p.Query = `"microwave ablation"`
 	s, err := ws.openSession(ctx, p)
 	if err != nil {
