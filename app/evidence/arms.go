@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -152,13 +153,24 @@ func (p *Project) ArmsNeeded(i int) []string {
 		return nil
 	}
 	var out []string
-	for _, id := range p.Included() {
-		r, ok := o.Results[id]
-		if _, chosen := o.Arms[id]; ok && !chosen && needsArmChoice(r, o.Result.Measure) {
+	for id, r := range p.includedResults(o) {
+		if _, chosen := o.Arms[id]; !chosen && needsArmChoice(r, o.Result.Measure) {
 			out = append(out, id)
 		}
 	}
 	return out
+}
+
+// includedResults yields the included studies that have a result for
+// outcome o, with the result, in the order of Included.
+func (p *Project) includedResults(o *Outcome) iter.Seq2[string, ResultExtraction] {
+	return func(yield func(string, ResultExtraction) bool) {
+		for _, id := range p.Included() {
+			if r, ok := o.Results[id]; ok && !yield(id, r) {
+				return
+			}
+		}
+	}
 }
 
 // resolveArms returns the groups of each side of a choice, or the problems

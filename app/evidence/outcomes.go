@@ -354,10 +354,8 @@ func (p *Project) StudiesWithResults(i int) int {
 		return 0
 	}
 	n := 0
-	for _, id := range p.Included() {
-		if _, ok := o.Results[id]; ok {
-			n++
-		}
+	for range p.includedResults(o) {
+		n++
 	}
 	return n
 }

@@ -243,11 +243,7 @@ func (p *Project) ResultRowsFor(i int) []ResultRow {
 		return nil
 	}
 	var out []ResultRow
-	for _, id := range p.Included() {
-		r, ok := o.Results[id]
-		if !ok {
-			continue
-		}
+	for id, r := range p.includedResults(o) {
 		for g, gr := range r.Groups {
 			out = append(out, newResultRow(id, g, gr.Name, gr.Role, "", r.Edited, []*Number{gr.N, gr.Events, gr.Percent, gr.Mean, gr.SD}))
 		}
