@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -183,12 +184,14 @@ func runeLen(s string) int { return utf8.RuneCountInString(s) }
 
 // abbreviations are words that end with a period without ending a
 // sentence (lower case, without the period).
-var abbreviations = map[string]bool{
-	"al": true, "e.g": true, "i.e": true, "eg": true, "ie": true, "vs": true, "cf": true, "ca": true, "approx": true,
-	"fig": true, "figs": true, "no": true, "nos": true, "ref": true, "refs": true, "eq": true, "tab": true,
-	"suppl": true, "vol": true, "pp": true, "p": true, "dr": true, "prof": true, "mr": true, "mrs": true,
-	"ms": true, "st": true, "jr": true, "resp": true, "incl": true, "inc": true, "ltd": true, "co": true, "etc": true,
-}
+var abbreviations = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"al": true, "e.g": true, "i.e": true, "eg": true, "ie": true, "vs": true, "cf": true, "ca": true, "approx": true,
+		"fig": true, "figs": true, "no": true, "nos": true, "ref": true, "refs": true, "eq": true, "tab": true,
+		"suppl": true, "vol": true, "pp": true, "p": true, "dr": true, "prof": true, "mr": true, "mrs": true,
+		"ms": true, "st": true, "jr": true, "resp": true, "incl": true, "inc": true, "ltd": true, "co": true, "etc": true,
+	}
+})
 
 // splitSentences splits a paragraph into its sentences (see ChunkText for
 // where a sentence ends); the sentences joined by single spaces give the
@@ -253,5 +256,5 @@ func isAbbreviation(text string) bool {
 		r, _ := utf8.DecodeRuneInString(w)
 		return unicode.IsLetter(r) // an initial: "J. Smith"
 	}
-	return abbreviations[strings.ToLower(w)]
+	return abbreviations()[strings.ToLower(w)]
 }

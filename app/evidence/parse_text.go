@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -168,18 +169,20 @@ var (
 )
 
 // knownHeadings are section headings of articles (lower case).
-var knownHeadings = map[string]bool{
-	"abstract": true, "summary": true, "background": true, "introduction": true, "objective": true, "objectives": true,
-	"aim": true, "aims": true, "purpose": true, "methods": true, "method": true, "materials and methods": true,
-	"patients and methods": true, "methodology": true, "study design": true, "design": true, "setting": true,
-	"participants": true, "patients": true, "interventions": true, "outcomes": true, "main outcome measures": true,
-	"statistical analysis": true, "statistical analyses": true, "statistical methods": true, "results": true,
-	"findings": true, "discussion": true, "conclusion": true, "conclusions": true, "limitations": true,
-	"strengths and limitations": true, "interpretation": true, "funding": true, "acknowledgements": true,
-	"acknowledgments": true, "conflicts of interest": true, "declaration of interests": true,
-	"references": true, "bibliography": true, "literature cited": true, "trial registration": true,
-	"safety": true, "efficacy": true, "baseline characteristics": true, "adverse events": true,
-}
+var knownHeadings = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"abstract": true, "summary": true, "background": true, "introduction": true, "objective": true, "objectives": true,
+		"aim": true, "aims": true, "purpose": true, "methods": true, "method": true, "materials and methods": true,
+		"patients and methods": true, "methodology": true, "study design": true, "design": true, "setting": true,
+		"participants": true, "patients": true, "interventions": true, "outcomes": true, "main outcome measures": true,
+		"statistical analysis": true, "statistical analyses": true, "statistical methods": true, "results": true,
+		"findings": true, "discussion": true, "conclusion": true, "conclusions": true, "limitations": true,
+		"strengths and limitations": true, "interpretation": true, "funding": true, "acknowledgements": true,
+		"acknowledgments": true, "conflicts of interest": true, "declaration of interests": true,
+		"references": true, "bibliography": true, "literature cited": true, "trial registration": true,
+		"safety": true, "efficacy": true, "baseline characteristics": true, "adverse events": true,
+	}
+})
 
 // isReferencesHeading reports whether h starts the reference list.
 func isReferencesHeading(h string) bool {
@@ -208,7 +211,7 @@ func heading(line string, first bool) (string, int, bool) {
 	if m := numberedHeading().FindStringSubmatch(h); m != nil && len(strings.Fields(m[2])) <= 8 {
 		return m[2], strings.Count(m[1], ".") + 1, true
 	}
-	if knownHeadings[strings.ToLower(h)] {
+	if knownHeadings()[strings.ToLower(h)] {
 		return h, 1, true
 	}
 	if first {
@@ -233,7 +236,7 @@ func heading(line string, first bool) (string, int, bool) {
 // five letters all in capitals ("RESULTS", not "HER2").
 func strongHeading(line string) bool {
 	h := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ":"))
-	if knownHeadings[strings.ToLower(h)] {
+	if knownHeadings()[strings.ToLower(h)] {
 		return true
 	}
 	letters := 0

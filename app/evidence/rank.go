@@ -201,24 +201,3 @@ var reportWords = textsearch.NewWordSet(`patients patient study trial versus vs 
 // isRankStop reports whether a lower-case word is an English stop word or
 // one of reportWords.
 func isRankStop(w string) bool { return textsearch.IsStopWord(w) || reportWords.Has(w) }
-
-// stopWords holds the words isRankStop reports, for the search-term
-// helpers that index it.
-//
-// Deprecated: use isRankStop; kept until session.go's mainWords moves to it.
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range textsearch.StopWords() {
-		m[w] = true
-	}
-	for w := range reportWords {
-		m[w] = true
-	}
-	return m
-}()
-
-// lightStem is textsearch.PluralStem.
-//
-// Deprecated: use textsearch.PluralStem; kept until session.go's mainWords
-// moves to it.
-func lightStem(w string) string { return textsearch.PluralStem(w) }

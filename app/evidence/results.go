@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/clinsight/clinsight/app/meta"
 	"github.com/clinsight/clinsight/localllm"
@@ -176,8 +177,9 @@ const (
 const numberSchema = `{"type":["object","null"],"properties":{"value":{"type":"number"},"sources":{"type":"array","items":{"type":"integer"}}},"required":["value","sources"]}`
 
 // resultSchemas are the schemas of a result reply, by measure: the groups
-// with the numbers of the measure, and for RatioCI the reported effect.
-var resultSchemas = func() map[Measure]*localllm.Schema {
+// with the numbers of the measure, and for RatioCI the reported effect
+// (parsed on first use, not at program start).
+var resultSchemas = sync.OnceValue(func() map[Measure]*localllm.Schema {
 	group := func(nums ...string) string {
 		props := []string{`"name":{"type":"string"}`, `"role":{"type":"string","enum":["treatment","control","other"]}`}
 		req := []string{`"name"`, `"role"`}
@@ -202,7 +204,7 @@ var resultSchemas = func() map[Measure]*localllm.Schema {
 		MeansSDs:  reply(group("n", "mean", "sd"), false),
 		RatioCI:   reply(group("n"), true),
 	}
-}()
+})
 
 // numberReply is a number of a result reply.
 type numberReply struct {
@@ -259,7 +261,7 @@ func (e *Extractor) ExtractResult(ctx context.Context, t StudyText, spec ResultS
 	var problems []sourceProblem
 	for attempt := 0; attempt < 2; attempt++ {
 		var reply resultReply
-		res, err := e.Chat.ChatJSON(ctx, req, resultSchemas[spec.Measure], &reply)
+		res, err := e.Chat.ChatJSON(ctx, req, resultSchemas()[spec.Measure], &reply)
 		if err != nil {
 			return ResultExtraction{}, fmt.Errorf("evidence: extracting the result of %s: %w", t.ID, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/clinsight/clinsight/internal/textsearch"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -257,7 +258,7 @@ func mainWords(text string) []string {
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		if len([]rune(w)) < 3 || stopWords[w] || stopWords[lightStem(w)] || seen[w] {
+		if len([]rune(w)) < 3 || isRankStop(w) || isRankStop(textsearch.PluralStem(w)) || seen[w] {
 			continue
 		}
 		seen[w] = true

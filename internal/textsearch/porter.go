@@ -1,16 +1,29 @@
 package textsearch
 
-// porterIrregular are the irregular forms of NLTK's PorterStemmer in its
-// default NLTK_EXTENSIONS mode, stemmed to the given paradigm directly.
-var porterIrregular = map[string]string{
-	"sky": "sky", "skies": "sky",
-	"dying": "die", "lying": "lie", "tying": "tie",
-	"news":    "news",
-	"innings": "inning", "inning": "inning",
-	"outings": "outing", "outing": "outing",
-	"cannings": "canning", "canning": "canning",
-	"howe":    "howe",
-	"proceed": "proceed", "exceed": "exceed", "succeed": "succeed",
+// porterIrregular returns the stem of the irregular forms of NLTK's
+// PorterStemmer in its default NLTK_EXTENSIONS mode, stemmed to the given
+// paradigm directly (a switch, which unlike a map costs nothing at
+// program start).
+func porterIrregular(word string) (string, bool) {
+	switch word {
+	case "sky", "skies":
+		return "sky", true
+	case "dying":
+		return "die", true
+	case "lying":
+		return "lie", true
+	case "tying":
+		return "tie", true
+	case "news", "howe", "proceed", "exceed", "succeed":
+		return word, true
+	case "innings", "inning":
+		return "inning", true
+	case "outings", "outing":
+		return "outing", true
+	case "cannings", "canning":
+		return "canning", true
+	}
+	return "", false
 }
 
 // PorterStem stems a lower-case word as NLTK's PorterStemmer() does in its
@@ -20,7 +33,7 @@ var porterIrregular = map[string]string{
 // Words of two letters or fewer and words with a character outside ASCII
 // ("müller") are returned unchanged.
 func PorterStem(word string) string {
-	if s, ok := porterIrregular[word]; ok {
+	if s, ok := porterIrregular(word); ok {
 		return s
 	}
 	if len(word) <= 2 || !isASCII(word) {

@@ -1,6 +1,9 @@
 package textsearch
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // englishStopWords are the English stop words: NLTK's English list
 // (nltk_data corpora/stopwords/english, 179 words: pronouns, articles,
@@ -34,29 +37,47 @@ func IsStopWord(w string) bool { return englishStopWords.Has(w) }
 
 // StopWords returns the English stop words (a new slice each call, in no
 // particular order).
-func StopWords() []string {
-	out := make([]string, 0, len(englishStopWords))
-	for w := range englishStopWords {
-		out = append(out, w)
-	}
-	return out
-}
+func StopWords() []string { return englishStopWords.Words() }
 
 // WordSet is a set of lower-case words: a stop list or a domain vocabulary.
-// It is read-only once made and safe for concurrent use.
-type WordSet map[string]struct{}
+// The set is built from its list on first use, so that the word lists of
+// every pipeline a program links cost nothing at its start (clinsight
+// --help); it is read-only once made and safe for concurrent use.
+type WordSet struct {
+	set func() map[string]struct{}
+}
 
 // NewWordSet returns the set of the space-separated words of list.
 func NewWordSet(list string) WordSet {
-	s := WordSet{}
-	for _, w := range strings.Fields(list) {
-		s[w] = struct{}{}
-	}
-	return s
+	return WordSet{set: sync.OnceValue(func() map[string]struct{} {
+		words := strings.Fields(list)
+		s := make(map[string]struct{}, len(words))
+		for _, w := range words {
+			s[w] = struct{}{}
+		}
+		return s
+	})}
 }
 
 // Has reports whether w is in the set.
 func (s WordSet) Has(w string) bool {
-	_, ok := s[w]
+	if s.set == nil {
+		return false
+	}
+	_, ok := s.set()[w]
 	return ok
+}
+
+// Words returns the words of the set (a new slice each call, in no
+// particular order).
+func (s WordSet) Words() []string {
+	if s.set == nil {
+		return nil
+	}
+	m := s.set()
+	out := make([]string, 0, len(m))
+	for w := range m {
+		out = append(out, w)
+	}
+	return out
 }
