@@ -4,13 +4,13 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/disclosure"
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // Limits of the result shown to the explaining model.
@@ -284,7 +284,7 @@ func numeric(v any) (float64, bool) {
 // numberPattern matches numbers written in prose: dates and times first,
 // then numbers with thousands separators, decimals and an optional percent
 // sign.
-var numberPattern = regexp.MustCompile(`\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?|\d{1,3}(?:,\d{3})+(?:\.\d+)?%?|\d+(?:\.\d+)?%?`)
+var numberPattern = lazyre.New(`\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?|\d{1,3}(?:,\d{3})+(?:\.\d+)?%?|\d+(?:\.\d+)?%?`)
 
 // evidence holds what numbers in an explanation may be checked against.
 type evidence struct {
@@ -308,7 +308,7 @@ func collectEvidence(question, query string, res *datasets.Result) *evidence {
 	ev := &evidence{}
 	add := func(x float64, from string) { ev.values = append(ev.values, sourced{x: x, from: from}) }
 	addText := func(text, from string) {
-		for _, m := range numberPattern.FindAllString(text, -1) {
+		for _, m := range numberPattern().FindAllString(text, -1) {
 			if x, ok := parseNumber(m); ok {
 				add(x, from)
 			}
@@ -390,7 +390,7 @@ func parseNumber(s string) (float64, bool) {
 // Dates and times must appear in a text cell or the question.
 func verifyNumbers(text string, ev *evidence) []NumberCheck {
 	var out []NumberCheck
-	for _, loc := range numberPattern.FindAllStringIndex(text, -1) {
+	for _, loc := range numberPattern().FindAllStringIndex(text, -1) {
 		if partOfWord(text, loc[0], loc[1]) {
 			continue // a code or a name ("ICD-10", "B12", "COVID-19"), not a figure
 		}

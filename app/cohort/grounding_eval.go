@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/clinsight/clinsight/app/eval"
+	"github.com/clinsight/clinsight/internal/lazyre"
 )
 
 // Corruption rules: how small models get stored values wrong. Each
@@ -35,45 +36,49 @@ const (
 )
 
 // CorruptionRules describes the rules, for the benchmark's output.
-var CorruptionRules = []string{
-	RuleCase + ": the value in UPPER CASE or Title Case (lower case when stored with capitals)",
-	RuleDropSuffix + ": a dose, strength, form or route suffix dropped (from the first number, unit, form or route word, or parenthesis)",
-	RuleSynonym + ": a drug or diagnosis term replaced by a brand name, lay term or abbreviation (hand list of " + fmt.Sprint(len(corruptSynonyms)) + " terms)",
-	RuleMisspell + ": one or two character edits (drop, double, keyboard neighbour, swap) in a word of ≥ 4 letters, not its first letter",
+func CorruptionRules() []string {
+	return []string{
+		RuleCase + ": the value in UPPER CASE or Title Case (lower case when stored with capitals)",
+		RuleDropSuffix + ": a dose, strength, form or route suffix dropped (from the first number, unit, form or route word, or parenthesis)",
+		RuleSynonym + ": a drug or diagnosis term replaced by a brand name, lay term or abbreviation (hand list of " + fmt.Sprint(len(corruptSynonyms())) + " terms)",
+		RuleMisspell + ": one or two character edits (drop, double, keyboard neighbour, swap) in a word of ≥ 4 letters, not its first letter",
+	}
 }
 
 // corruptSynonyms is the corruption generator's hand list: clinical term →
 // what a model or a user might write instead. Some of these are in the
 // grounder's vocabulary (groundTerms) and some are not, on purpose: the
 // benchmark reports the synonym rule's rate separately.
-var corruptSynonyms = map[string]string{
-	"acetaminophen": "tylenol", "furosemide": "lasix", "ondansetron": "zofran", "pantoprazole": "protonix",
-	"warfarin": "coumadin", "metoprolol": "lopressor", "docusate": "colace", "vancomycin": "vanco",
-	"potassium chloride": "kcl", "sodium chloride": "nacl", "magnesium sulfate": "mgso4", "aspirin": "asa",
-	"atorvastatin": "lipitor", "simvastatin": "zocor", "lorazepam": "ativan", "hydromorphone": "dilaudid",
-	"oxycodone": "roxicodone", "gabapentin": "neurontin", "levothyroxine": "synthroid", "amlodipine": "norvasc",
-	"lisinopril": "zestril", "albuterol": "ventolin", "polyethylene glycol": "miralax", "bisacodyl": "dulcolax",
-	"famotidine": "pepcid", "tamsulosin": "flomax", "dexamethasone": "decadron", "clopidogrel": "plavix",
-	"enoxaparin": "lovenox", "metformin": "glucophage", "ciprofloxacin": "cipro", "ceftriaxone": "rocephin",
-	"cefazolin": "ancef", "prednisone": "deltasone", "senna": "senokot", "heparin": "hep",
-	"insulin": "insulin shot", "sodium bicarbonate": "bicarb", "calcium gluconate": "calcium",
-	"hypertension": "high blood pressure", "hyperlipidemia": "high cholesterol", "myocardial infarction": "heart attack",
-	"renal": "kidney", "hyponatremia": "low sodium", "hypokalemia": "low potassium", "atrial fibrillation": "afib",
-	"congestive heart failure": "chf", "urinary tract infection": "uti", "chronic obstructive pulmonary disease": "copd",
-	"esophageal reflux": "acid reflux", "hemorrhage": "bleeding", "pneumonia": "lung infection", "anemia": "low blood count",
-	"obesity": "overweight", "syncope": "fainting", "dyspnea": "shortness of breath", "hypotension": "low blood pressure",
-	"depressive disorder": "depression", "diabetes mellitus": "diabetes", "malignant neoplasm": "cancer",
-	"neoplasm": "tumor", "cerebral infarction": "stroke", "thrombosis": "blood clot", "sepsis": "blood poisoning",
-	"hepatic": "liver", "gastric": "stomach", "pulmonary": "lung", "white blood cells": "wbc", "red blood cells": "rbc",
-	"hemoglobin": "hgb", "hematocrit": "hct", "platelet count": "platelets", "urea nitrogen": "bun",
-	"glucose": "blood sugar", "emergency department": "er", "intensive care unit": "icu", "fracture": "broken bone",
-	"calculus": "stone", "cholelithiasis": "gallstones", "nephrolithiasis": "kidney stones", "pyrexia": "fever",
-	"edema": "swelling", "pruritus": "itching", "cephalgia": "headache", "emesis": "vomiting",
-}
+var corruptSynonyms = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"acetaminophen": "tylenol", "furosemide": "lasix", "ondansetron": "zofran", "pantoprazole": "protonix",
+		"warfarin": "coumadin", "metoprolol": "lopressor", "docusate": "colace", "vancomycin": "vanco",
+		"potassium chloride": "kcl", "sodium chloride": "nacl", "magnesium sulfate": "mgso4", "aspirin": "asa",
+		"atorvastatin": "lipitor", "simvastatin": "zocor", "lorazepam": "ativan", "hydromorphone": "dilaudid",
+		"oxycodone": "roxicodone", "gabapentin": "neurontin", "levothyroxine": "synthroid", "amlodipine": "norvasc",
+		"lisinopril": "zestril", "albuterol": "ventolin", "polyethylene glycol": "miralax", "bisacodyl": "dulcolax",
+		"famotidine": "pepcid", "tamsulosin": "flomax", "dexamethasone": "decadron", "clopidogrel": "plavix",
+		"enoxaparin": "lovenox", "metformin": "glucophage", "ciprofloxacin": "cipro", "ceftriaxone": "rocephin",
+		"cefazolin": "ancef", "prednisone": "deltasone", "senna": "senokot", "heparin": "hep",
+		"insulin": "insulin shot", "sodium bicarbonate": "bicarb", "calcium gluconate": "calcium",
+		"hypertension": "high blood pressure", "hyperlipidemia": "high cholesterol", "myocardial infarction": "heart attack",
+		"renal": "kidney", "hyponatremia": "low sodium", "hypokalemia": "low potassium", "atrial fibrillation": "afib",
+		"congestive heart failure": "chf", "urinary tract infection": "uti", "chronic obstructive pulmonary disease": "copd",
+		"esophageal reflux": "acid reflux", "hemorrhage": "bleeding", "pneumonia": "lung infection", "anemia": "low blood count",
+		"obesity": "overweight", "syncope": "fainting", "dyspnea": "shortness of breath", "hypotension": "low blood pressure",
+		"depressive disorder": "depression", "diabetes mellitus": "diabetes", "malignant neoplasm": "cancer",
+		"neoplasm": "tumor", "cerebral infarction": "stroke", "thrombosis": "blood clot", "sepsis": "blood poisoning",
+		"hepatic": "liver", "gastric": "stomach", "pulmonary": "lung", "white blood cells": "wbc", "red blood cells": "rbc",
+		"hemoglobin": "hgb", "hematocrit": "hct", "platelet count": "platelets", "urea nitrogen": "bun",
+		"glucose": "blood sugar", "emergency department": "er", "intensive care unit": "icu", "fracture": "broken bone",
+		"calculus": "stone", "cholelithiasis": "gallstones", "nephrolithiasis": "kidney stones", "pyrexia": "fever",
+		"edema": "swelling", "pruritus": "itching", "cephalgia": "headache", "emesis": "vomiting",
+	}
+})
 
 // dropSuffixWord matches a word that starts a dose, strength, form or route
 // suffix.
-var dropSuffixWord = regexp.MustCompile(`^(\(|\d|\.\d|mg$|mcg$|g$|gm$|ml$|meq$|units?$|%|tabs?$|tablets?$|caps?$|capsules?$|iv$|po$|sc$|sq$|im$|pr$|inj|injection$|soln$|solution$|susp|syringe$|bag$|vial$|patch$|cream$|ointment$|neb$|inh|er$|sr$|ec$|xl$|dr$|liquid$|elixir$|drops?$|flush$|premix$|/)`)
+var dropSuffixWord = lazyre.New(`^(\(|\d|\.\d|mg$|mcg$|g$|gm$|ml$|meq$|units?$|%|tabs?$|tablets?$|caps?$|capsules?$|iv$|po$|sc$|sq$|im$|pr$|inj|injection$|soln$|solution$|susp|syringe$|bag$|vial$|patch$|cream$|ointment$|neb$|inh|er$|sr$|ec$|xl$|dr$|liquid$|elixir$|drops?$|flush$|premix$|/)`)
 
 // Corruption is one corrupted literal.
 type Corruption struct {
@@ -171,15 +176,15 @@ func corruptValue(rule, v string, rng *rand.Rand) string {
 	case RuleDropSuffix:
 		ws := strings.Fields(v)
 		for k := 1; k < len(ws); k++ {
-			if dropSuffixWord.MatchString(strings.ToLower(ws[k])) {
+			if dropSuffixWord().MatchString(strings.ToLower(ws[k])) {
 				return strings.TrimRight(strings.Join(ws[:k], " "), " ,;:-/")
 			}
 		}
 		return ""
 	case RuleSynonym:
 		low := " " + strings.ToLower(v) + " "
-		keys := make([]string, 0, len(corruptSynonyms))
-		for k := range corruptSynonyms {
+		keys := make([]string, 0, len(corruptSynonyms()))
+		for k := range corruptSynonyms() {
 			if strings.Contains(low, " "+k+" ") {
 				keys = append(keys, k)
 			}
@@ -189,7 +194,7 @@ func corruptValue(rule, v string, rng *rand.Rand) string {
 		}
 		slices.Sort(keys)
 		k := keys[rng.IntN(len(keys))]
-		return strings.TrimSpace(strings.Replace(low, " "+k+" ", " "+corruptSynonyms[k]+" ", 1))
+		return strings.TrimSpace(strings.Replace(low, " "+k+" ", " "+corruptSynonyms()[k]+" ", 1))
 	case RuleMisspell:
 		return misspell(v, 1+rng.IntN(2), rng)
 	}
@@ -207,8 +212,9 @@ func titleCase(s string) string {
 	return string(rs)
 }
 
-// keyboardNeighbours lists the neighbouring keys of each letter (QWERTY).
-var keyboardNeighbours = map[byte]string{
+// keyboardNeighbours lists the neighbouring keys of each letter (QWERTY),
+// by byte (an array: static data, no work at program start).
+var keyboardNeighbours = [256]string{
 	'a': "qsz", 'b': "vn", 'c': "xv", 'd': "sf", 'e': "wr", 'f': "dg", 'g': "fh", 'h': "gj", 'i': "uo", 'j': "hk",
 	'k': "jl", 'l': "k", 'm': "n", 'n': "bm", 'o': "ip", 'p': "o", 'q': "wa", 'r': "et", 's': "ad", 't': "ry",
 	'u': "yi", 'v': "cb", 'w': "qe", 'x': "zc", 'y': "tu", 'z': "x",
@@ -332,7 +338,7 @@ func EvaluateGrounding(ctx context.Context, g *Grounder, runner SQLRunner, items
 	if g == nil {
 		return nil, fmt.Errorf("value grounding needs the value index of the database")
 	}
-	rep := &GroundingReport{Seed: seed, Rules: CorruptionRules, Rule: map[string]GroundingRate{}}
+	rep := &GroundingReport{Seed: seed, Rules: CorruptionRules(), Rule: map[string]GroundingRate{}}
 	answer := func(q string) [][]string {
 		res, err := runner.Query(ctx, q)
 		if err != nil {

@@ -2,6 +2,7 @@ package cohort
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/internal/textsearch"
@@ -17,65 +18,67 @@ import (
 // schema's profile (the tables' vocabulary in datasets/docs/*.yaml), applied
 // only to databases that use the profile. The entries were chosen on the
 // dev half of the EHRSQL valid questions (RetrievalHalf).
-var thesaurus = map[string]string{
-	"treatment":   "procedure",
-	"treatments":  "procedures",
-	"therapy":     "procedure",
-	"operation":   "procedure surgery",
-	"operations":  "procedures surgery",
-	"operated":    "procedure surgery",
-	"surgeries":   "procedures surgery",
-	"underwent":   "procedure",
-	"undergo":     "procedure",
-	"undergone":   "procedure",
-	"weigh":       "weight",
-	"weighs":      "weight",
-	"weighed":     "weight",
-	"medicine":    "medication drug",
-	"medicines":   "medications drugs",
-	"meds":        "medications drugs",
-	"pill":        "drug",
-	"pills":       "drugs",
-	"prescribe":   "prescription drug",
-	"medication":  "drug prescription",
-	"medications": "drugs prescriptions",
-	"diagnosed":   "diagnosis",
-	// Word families that plural stripping (see stem) does not join.
-	"prescribed":   "prescription",
-	"prescription": "prescribed",
-	"diagnosis":    "diagnoses",
-	"died":         "death",
-	"dies":         "death",
-	"deceased":     "death",
-	"mortality":    "death",
-	"survival":     "death",
-	"survive":      "death",
-	"survived":     "death",
-	"born":         "birth",
-	"birthday":     "birth",
-	"old":          "age",
-	"older":        "age",
-	"younger":      "age",
-	"elderly":      "age",
-	"hospitalized": "admission",
-	"hospitalised": "admission",
-	"admitted":     "admission",
-	"inpatient":    "admission",
-	"discharged":   "discharge",
-	"culture":      "microbiology",
-	"cultures":     "microbiology",
-	"organism":     "microbiology",
-	"bacteria":     "microbiology organism",
-	"infection":    "microbiology",
-	"vitals":       "vital signs",
-	"pulse":        "heart rate",
-	"bp":           "blood pressure",
-	"spo2":         "oxygen saturation",
-	"temp":         "temperature",
-	"lab":          "laboratory test",
-	"labs":         "laboratory tests",
-	"bloodwork":    "laboratory test",
-}
+var thesaurus = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"treatment":   "procedure",
+		"treatments":  "procedures",
+		"therapy":     "procedure",
+		"operation":   "procedure surgery",
+		"operations":  "procedures surgery",
+		"operated":    "procedure surgery",
+		"surgeries":   "procedures surgery",
+		"underwent":   "procedure",
+		"undergo":     "procedure",
+		"undergone":   "procedure",
+		"weigh":       "weight",
+		"weighs":      "weight",
+		"weighed":     "weight",
+		"medicine":    "medication drug",
+		"medicines":   "medications drugs",
+		"meds":        "medications drugs",
+		"pill":        "drug",
+		"pills":       "drugs",
+		"prescribe":   "prescription drug",
+		"medication":  "drug prescription",
+		"medications": "drugs prescriptions",
+		"diagnosed":   "diagnosis",
+		// Word families that plural stripping (see stem) does not join.
+		"prescribed":   "prescription",
+		"prescription": "prescribed",
+		"diagnosis":    "diagnoses",
+		"died":         "death",
+		"dies":         "death",
+		"deceased":     "death",
+		"mortality":    "death",
+		"survival":     "death",
+		"survive":      "death",
+		"survived":     "death",
+		"born":         "birth",
+		"birthday":     "birth",
+		"old":          "age",
+		"older":        "age",
+		"younger":      "age",
+		"elderly":      "age",
+		"hospitalized": "admission",
+		"hospitalised": "admission",
+		"admitted":     "admission",
+		"inpatient":    "admission",
+		"discharged":   "discharge",
+		"culture":      "microbiology",
+		"cultures":     "microbiology",
+		"organism":     "microbiology",
+		"bacteria":     "microbiology organism",
+		"infection":    "microbiology",
+		"vitals":       "vital signs",
+		"pulse":        "heart rate",
+		"bp":           "blood pressure",
+		"spo2":         "oxygen saturation",
+		"temp":         "temperature",
+		"lab":          "laboratory test",
+		"labs":         "laboratory tests",
+		"bloodwork":    "laboratory test",
+	}
+})
 
 // vocabulary is the query expansion of one index: the general thesaurus and
 // the vocabulary of the curated profiles its tables use.
@@ -85,7 +88,7 @@ type vocabulary map[string]string
 // curated table docs; a word both define expands to both.
 func newVocabulary(cat *datasets.Catalog) vocabulary {
 	v := vocabulary{}
-	for w, t := range thesaurus {
+	for w, t := range thesaurus() {
 		v[w] = t
 	}
 	for _, t := range cat.Tables {
