@@ -96,7 +96,7 @@ func ExtractTerms(question string) []Term {
 	}
 	// Lay terms, longest phrases first.
 	maxLen := 0
-	for k := range layTerms {
+	for k := range layTerms() {
 		maxLen = max(maxLen, len(strings.Fields(k)))
 	}
 	for n := maxLen; n >= 1; n-- {
@@ -105,7 +105,7 @@ func ExtractTerms(question string) []Term {
 				continue
 			}
 			phrase := strings.Join(lower[i:i+n], " ")
-			e, ok := layTerms[phrase]
+			e, ok := layTerms()[phrase]
 			if !ok {
 				continue
 			}
@@ -290,7 +290,7 @@ func NewTerm(text, domain string) Term {
 		return t
 	}
 	lower := strings.Join(strings.Fields(strings.ToLower(text)), " ")
-	if e, ok := layTerms[lower]; ok {
+	if e, ok := layTerms()[lower]; ok {
 		t.Search = append(t.Search, e.terms...)
 		if t.Domain == "" {
 			t.Domain = e.domain

@@ -3,6 +3,7 @@ package prescreen
 import (
 	"math"
 	"strings"
+	"sync"
 )
 
 // Analyte is a lab test that criteria name and sources record: its names
@@ -56,85 +57,87 @@ func countUnits() map[string]conversion {
 // mmol/mol = 10.929 × (NGSP % − 2.15); glucose 1 mmol/L = 18.016 mg/dL;
 // bilirubin 1 mg/dL = 17.1 µmol/L; lactate 1 mmol/L = 9.01 mg/dL; LDL cholesterol 1 mmol/L = 38.67
 // mg/dL; triglycerides 1 mmol/L = 88.57 mg/dL; hemoglobin 1 mmol/L =
-// 1.611 g/dL.
-var Analytes = []*Analyte{
-	{Key: "creatinine", Name: "Creatinine", Unit: "mg/dL",
-		names: []string{"serum creatinine", "plasma creatinine", "creatinine", "s-creatinine", "scr"}, notFollowedBy: []string{"clearance", "kinase", "ratio"},
-		labels: []string{"creatinine", "creatinine, serum", "creatinine [mass/volume] in serum or plasma*", "creatinine [moles/volume] in serum or plasma*", "creatinine [mass/volume] in blood*"},
-		units:  map[string]conversion{"mg/dl": same(), "umol/l": scale(1 / 88.42)}, plausible: [2]float64{0.1, 25}},
-	{Key: "hba1c", Name: "HbA1c", Unit: "%",
-		names:  []string{"glycated hemoglobin", "glycated haemoglobin", "glycosylated hemoglobin", "glycosylated haemoglobin", "hemoglobin a1c", "haemoglobin a1c", "hb a1c", "hba1c", "hba 1c", "a1c"},
-		labels: []string{"% hemoglobin a1c", "hemoglobin a1c", "hba1c", "hemoglobin a1c/hemoglobin.total in blood*"},
-		units:  map[string]conversion{"%": same(), "percent": same(), "mmol/mol": {Scale: 1 / 10.929, Offset: 2.15}}, plausible: [2]float64{3, 20}},
-	{Key: "egfr", Name: "eGFR", Unit: "mL/min/1.73 m²",
-		names:  []string{"estimated glomerular filtration rate", "glomerular filtration rate", "estimated gfr", "egfr", "gfr"},
-		labels: []string{"egfr", "estimated gfr (mdrd equation)", "estimated gfr", "glomerular filtration rate/1.73 sq m.predicted*"},
-		units:  map[string]conversion{"ml/min/1.73m2": same(), "ml/min": same()}, plausible: [2]float64{1, 200}},
-	{Key: "glucose", Name: "Glucose", Unit: "mg/dL",
-		names:  []string{"fasting plasma glucose", "fasting blood glucose", "fasting glucose", "plasma glucose", "blood glucose", "glucose", "fpg"},
-		labels: []string{"glucose", "glucose [mass/volume] in serum or plasma*", "glucose [mass/volume] in blood*"},
-		units:  map[string]conversion{"mg/dl": same(), "mmol/l": scale(18.016)}, plausible: [2]float64{20, 1500}},
-	{Key: "hemoglobin", Name: "Hemoglobin", Unit: "g/dL",
-		names: []string{"hemoglobin", "haemoglobin", "hgb", "hb"}, notFollowedBy: []string{"a1c", "a 1c", "1c"},
-		labels: []string{"hemoglobin", "hemoglobin [mass/volume] in blood*"},
-		units:  map[string]conversion{"g/dl": same(), "g/l": scale(0.1), "mmol/l": scale(1.611)}, plausible: [2]float64{2, 25}},
-	{Key: "platelets", Name: "Platelets", Unit: "×10⁹/L",
-		names:  []string{"platelet count", "platelets", "plt"},
-		labels: []string{"platelet count", "platelets", "platelets [#/volume] in blood*"},
-		units:  countUnits(), plausible: [2]float64{1, 2000}},
-	{Key: "wbc", Name: "White blood cells", Unit: "×10⁹/L",
-		names:  []string{"white blood cell count", "white blood cells", "white cell count", "leukocyte count", "leukocytes", "wbc"},
-		labels: []string{"white blood cells", "wbc count", "leukocytes [#/volume] in blood*"},
-		units:  countUnits(), plausible: [2]float64{0.1, 500}},
-	{Key: "potassium", Name: "Potassium", Unit: "mmol/L",
-		names:  []string{"serum potassium", "potassium"},
-		labels: []string{"potassium", "potassium, whole blood", "potassium [moles/volume] in serum or plasma*", "potassium [moles/volume] in blood*"},
-		units:  map[string]conversion{"mmol/l": same(), "meq/l": same()}, plausible: [2]float64{1, 10}},
-	{Key: "sodium", Name: "Sodium", Unit: "mmol/L",
-		names:  []string{"serum sodium", "sodium"},
-		labels: []string{"sodium", "sodium, whole blood", "sodium [moles/volume] in serum or plasma*", "sodium [moles/volume] in blood*"},
-		units:  map[string]conversion{"mmol/l": same(), "meq/l": same()}, plausible: [2]float64{90, 200}},
-	{Key: "alt", Name: "ALT", Unit: "U/L",
-		names:  []string{"alanine aminotransferase", "alanine transaminase", "sgpt", "alt"},
-		labels: []string{"alanine aminotransferase (alt)", "alt", "alanine aminotransferase [enzymatic activity/volume] in serum or plasma*"},
-		units:  map[string]conversion{"u/l": same(), "iu/l": same()}, plausible: [2]float64{1, 20000}},
-	{Key: "ast", Name: "AST", Unit: "U/L",
-		names:  []string{"aspartate aminotransferase", "aspartate transaminase", "sgot", "ast"},
-		labels: []string{"asparate aminotransferase (ast)", "aspartate aminotransferase (ast)", "ast", "aspartate aminotransferase [enzymatic activity/volume] in serum or plasma*"},
-		units:  map[string]conversion{"u/l": same(), "iu/l": same()}, plausible: [2]float64{1, 20000}},
-	{Key: "bilirubin", Name: "Total bilirubin", Unit: "mg/dL",
-		names: []string{"total bilirubin", "serum bilirubin", "bilirubin"}, notFollowedBy: []string{"direct", "indirect"},
-		labels: []string{"bilirubin, total", "total bilirubin", "bilirubin.total [mass/volume] in serum or plasma*", "bilirubin.total [moles/volume] in serum or plasma*"},
-		units:  map[string]conversion{"mg/dl": same(), "umol/l": scale(1 / 17.1)}, plausible: [2]float64{0.05, 50}},
-	{Key: "albumin", Name: "Albumin", Unit: "g/dL",
-		names:  []string{"serum albumin", "albumin"},
-		labels: []string{"albumin", "albumin [mass/volume] in serum or plasma*"},
-		units:  map[string]conversion{"g/dl": same(), "g/l": scale(0.1)}, plausible: [2]float64{0.5, 7}},
-	{Key: "lactate", Name: "Lactate", Unit: "mmol/L",
-		names:  []string{"serum lactate", "blood lactate", "lactic acid", "lactate"},
-		labels: []string{"lactate", "lactate [moles/volume] in blood*", "lactate [moles/volume] in serum or plasma*"},
-		units:  map[string]conversion{"mmol/l": same(), "meq/l": same(), "mg/dl": scale(1 / 9.01)}, plausible: [2]float64{0.1, 30}},
-	{Key: "inr", Name: "INR", Unit: "",
-		names:  []string{"international normalized ratio", "international normalised ratio", "inr"},
-		labels: []string{"inr(pt)", "inr", "inr in platelet poor plasma by coagulation assay*"},
-		units:  map[string]conversion{"": same(), "ratio": same()}, plausible: [2]float64{0.5, 15}},
-	{Key: "ldl", Name: "LDL cholesterol", Unit: "mg/dL",
-		names:  []string{"low-density lipoprotein cholesterol", "ldl cholesterol", "ldl-cholesterol", "ldl-c", "ldl"},
-		labels: []string{"cholesterol, ldl, calculated", "cholesterol, ldl, measured", "cholesterol in ldl [mass/volume] in serum or plasma*"},
-		units:  map[string]conversion{"mg/dl": same(), "mmol/l": scale(38.67)}, plausible: [2]float64{10, 500}},
-	{Key: "triglycerides", Name: "Triglycerides", Unit: "mg/dL",
-		names:  []string{"triglycerides", "triglyceride"},
-		labels: []string{"triglycerides", "triglyceride [mass/volume] in serum or plasma*"},
-		units:  map[string]conversion{"mg/dl": same(), "mmol/l": scale(88.57)}, plausible: [2]float64{10, 5000}},
-	{Key: "tsh", Name: "TSH", Unit: "mIU/L",
-		names:  []string{"thyroid stimulating hormone", "thyroid-stimulating hormone", "thyrotropin", "tsh"},
-		labels: []string{"thyroid stimulating hormone", "tsh", "thyrotropin [units/volume] in serum or plasma*"},
-		units:  map[string]conversion{"miu/l": same(), "uiu/ml": same(), "mu/l": same()}, plausible: [2]float64{0.001, 200}},
-}
+// 1.611 g/dL. They are built on first use, not at program start.
+var Analytes = sync.OnceValue(func() []*Analyte {
+	return []*Analyte{
+		{Key: "creatinine", Name: "Creatinine", Unit: "mg/dL",
+			names: []string{"serum creatinine", "plasma creatinine", "creatinine", "s-creatinine", "scr"}, notFollowedBy: []string{"clearance", "kinase", "ratio"},
+			labels: []string{"creatinine", "creatinine, serum", "creatinine [mass/volume] in serum or plasma*", "creatinine [moles/volume] in serum or plasma*", "creatinine [mass/volume] in blood*"},
+			units:  map[string]conversion{"mg/dl": same(), "umol/l": scale(1 / 88.42)}, plausible: [2]float64{0.1, 25}},
+		{Key: "hba1c", Name: "HbA1c", Unit: "%",
+			names:  []string{"glycated hemoglobin", "glycated haemoglobin", "glycosylated hemoglobin", "glycosylated haemoglobin", "hemoglobin a1c", "haemoglobin a1c", "hb a1c", "hba1c", "hba 1c", "a1c"},
+			labels: []string{"% hemoglobin a1c", "hemoglobin a1c", "hba1c", "hemoglobin a1c/hemoglobin.total in blood*"},
+			units:  map[string]conversion{"%": same(), "percent": same(), "mmol/mol": {Scale: 1 / 10.929, Offset: 2.15}}, plausible: [2]float64{3, 20}},
+		{Key: "egfr", Name: "eGFR", Unit: "mL/min/1.73 m²",
+			names:  []string{"estimated glomerular filtration rate", "glomerular filtration rate", "estimated gfr", "egfr", "gfr"},
+			labels: []string{"egfr", "estimated gfr (mdrd equation)", "estimated gfr", "glomerular filtration rate/1.73 sq m.predicted*"},
+			units:  map[string]conversion{"ml/min/1.73m2": same(), "ml/min": same()}, plausible: [2]float64{1, 200}},
+		{Key: "glucose", Name: "Glucose", Unit: "mg/dL",
+			names:  []string{"fasting plasma glucose", "fasting blood glucose", "fasting glucose", "plasma glucose", "blood glucose", "glucose", "fpg"},
+			labels: []string{"glucose", "glucose [mass/volume] in serum or plasma*", "glucose [mass/volume] in blood*"},
+			units:  map[string]conversion{"mg/dl": same(), "mmol/l": scale(18.016)}, plausible: [2]float64{20, 1500}},
+		{Key: "hemoglobin", Name: "Hemoglobin", Unit: "g/dL",
+			names: []string{"hemoglobin", "haemoglobin", "hgb", "hb"}, notFollowedBy: []string{"a1c", "a 1c", "1c"},
+			labels: []string{"hemoglobin", "hemoglobin [mass/volume] in blood*"},
+			units:  map[string]conversion{"g/dl": same(), "g/l": scale(0.1), "mmol/l": scale(1.611)}, plausible: [2]float64{2, 25}},
+		{Key: "platelets", Name: "Platelets", Unit: "×10⁹/L",
+			names:  []string{"platelet count", "platelets", "plt"},
+			labels: []string{"platelet count", "platelets", "platelets [#/volume] in blood*"},
+			units:  countUnits(), plausible: [2]float64{1, 2000}},
+		{Key: "wbc", Name: "White blood cells", Unit: "×10⁹/L",
+			names:  []string{"white blood cell count", "white blood cells", "white cell count", "leukocyte count", "leukocytes", "wbc"},
+			labels: []string{"white blood cells", "wbc count", "leukocytes [#/volume] in blood*"},
+			units:  countUnits(), plausible: [2]float64{0.1, 500}},
+		{Key: "potassium", Name: "Potassium", Unit: "mmol/L",
+			names:  []string{"serum potassium", "potassium"},
+			labels: []string{"potassium", "potassium, whole blood", "potassium [moles/volume] in serum or plasma*", "potassium [moles/volume] in blood*"},
+			units:  map[string]conversion{"mmol/l": same(), "meq/l": same()}, plausible: [2]float64{1, 10}},
+		{Key: "sodium", Name: "Sodium", Unit: "mmol/L",
+			names:  []string{"serum sodium", "sodium"},
+			labels: []string{"sodium", "sodium, whole blood", "sodium [moles/volume] in serum or plasma*", "sodium [moles/volume] in blood*"},
+			units:  map[string]conversion{"mmol/l": same(), "meq/l": same()}, plausible: [2]float64{90, 200}},
+		{Key: "alt", Name: "ALT", Unit: "U/L",
+			names:  []string{"alanine aminotransferase", "alanine transaminase", "sgpt", "alt"},
+			labels: []string{"alanine aminotransferase (alt)", "alt", "alanine aminotransferase [enzymatic activity/volume] in serum or plasma*"},
+			units:  map[string]conversion{"u/l": same(), "iu/l": same()}, plausible: [2]float64{1, 20000}},
+		{Key: "ast", Name: "AST", Unit: "U/L",
+			names:  []string{"aspartate aminotransferase", "aspartate transaminase", "sgot", "ast"},
+			labels: []string{"asparate aminotransferase (ast)", "aspartate aminotransferase (ast)", "ast", "aspartate aminotransferase [enzymatic activity/volume] in serum or plasma*"},
+			units:  map[string]conversion{"u/l": same(), "iu/l": same()}, plausible: [2]float64{1, 20000}},
+		{Key: "bilirubin", Name: "Total bilirubin", Unit: "mg/dL",
+			names: []string{"total bilirubin", "serum bilirubin", "bilirubin"}, notFollowedBy: []string{"direct", "indirect"},
+			labels: []string{"bilirubin, total", "total bilirubin", "bilirubin.total [mass/volume] in serum or plasma*", "bilirubin.total [moles/volume] in serum or plasma*"},
+			units:  map[string]conversion{"mg/dl": same(), "umol/l": scale(1 / 17.1)}, plausible: [2]float64{0.05, 50}},
+		{Key: "albumin", Name: "Albumin", Unit: "g/dL",
+			names:  []string{"serum albumin", "albumin"},
+			labels: []string{"albumin", "albumin [mass/volume] in serum or plasma*"},
+			units:  map[string]conversion{"g/dl": same(), "g/l": scale(0.1)}, plausible: [2]float64{0.5, 7}},
+		{Key: "lactate", Name: "Lactate", Unit: "mmol/L",
+			names:  []string{"serum lactate", "blood lactate", "lactic acid", "lactate"},
+			labels: []string{"lactate", "lactate [moles/volume] in blood*", "lactate [moles/volume] in serum or plasma*"},
+			units:  map[string]conversion{"mmol/l": same(), "meq/l": same(), "mg/dl": scale(1 / 9.01)}, plausible: [2]float64{0.1, 30}},
+		{Key: "inr", Name: "INR", Unit: "",
+			names:  []string{"international normalized ratio", "international normalised ratio", "inr"},
+			labels: []string{"inr(pt)", "inr", "inr in platelet poor plasma by coagulation assay*"},
+			units:  map[string]conversion{"": same(), "ratio": same()}, plausible: [2]float64{0.5, 15}},
+		{Key: "ldl", Name: "LDL cholesterol", Unit: "mg/dL",
+			names:  []string{"low-density lipoprotein cholesterol", "ldl cholesterol", "ldl-cholesterol", "ldl-c", "ldl"},
+			labels: []string{"cholesterol, ldl, calculated", "cholesterol, ldl, measured", "cholesterol in ldl [mass/volume] in serum or plasma*"},
+			units:  map[string]conversion{"mg/dl": same(), "mmol/l": scale(38.67)}, plausible: [2]float64{10, 500}},
+		{Key: "triglycerides", Name: "Triglycerides", Unit: "mg/dL",
+			names:  []string{"triglycerides", "triglyceride"},
+			labels: []string{"triglycerides", "triglyceride [mass/volume] in serum or plasma*"},
+			units:  map[string]conversion{"mg/dl": same(), "mmol/l": scale(88.57)}, plausible: [2]float64{10, 5000}},
+		{Key: "tsh", Name: "TSH", Unit: "mIU/L",
+			names:  []string{"thyroid stimulating hormone", "thyroid-stimulating hormone", "thyrotropin", "tsh"},
+			labels: []string{"thyroid stimulating hormone", "tsh", "thyrotropin [units/volume] in serum or plasma*"},
+			units:  map[string]conversion{"miu/l": same(), "uiu/ml": same(), "mu/l": same()}, plausible: [2]float64{0.001, 200}},
+	}
+})
 
 // analyteByKey finds an analyte.
 func analyteByKey(key string) *Analyte {
-	for _, a := range Analytes {
+	for _, a := range Analytes() {
 		if a.Key == key {
 			return a
 		}
@@ -150,7 +153,7 @@ func MatchLabel(label, fluid string) *Analyte {
 	if f := strings.ToLower(strings.TrimSpace(fluid)); f != "" && f != "blood" {
 		return nil
 	}
-	for _, a := range Analytes {
+	for _, a := range Analytes() {
 		for _, p := range a.labels {
 			if pre, ok := strings.CutSuffix(p, "*"); ok {
 				if strings.HasPrefix(l, pre) {

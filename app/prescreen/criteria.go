@@ -316,7 +316,7 @@ var phraseOps = sync.OnceValue(func() []struct {
 var analytePatterns = sync.OnceValues(func() (*regexp.Regexp, map[string]*Analyte) {
 	names := map[string]*Analyte{}
 	var alts []string
-	for _, a := range Analytes {
+	for _, a := range Analytes() {
 		for _, n := range a.names {
 			if _, dup := names[n]; dup {
 				continue
@@ -535,20 +535,14 @@ func displayUnit(u string) string {
 
 // criterionFiller are the words a criterion may have besides its
 // comparisons and still be decided by them alone.
-var criterionFiller = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`serum plasma blood level levels value values concentration concentrations screening baseline visit
-		measured calculated estimated ckd epi mdrd equation formula cockcroft gault patient patients participant participants subject subjects
-		must have has had should be is are was were with adult adults aged age ages year years old yrs month months male female men women
-		defined def ie eg within normal range limit upper lower uln times documented recent most last laboratory lab labs test result results
-		local central inclusive both either older younger than between from mg dl ml min m2 mmol mol umol l g k ul mm3 iu u sq
-		renal kidney function impairment insufficiency dysfunction adequate severe moderate mild significant significantly clinically
-		hepatic liver organ marrow bone reserve creatinine egfr gfr hba1c a1c hemoglobin haemoglobin glycated glycosylated rate
-		glomerular filtration x percent lab-based`) {
-		m[w] = true
-	}
-	return m
-}()
+var criterionFiller = textsearch.NewWordSet(`serum plasma blood level levels value values concentration concentrations screening baseline visit
+	measured calculated estimated ckd epi mdrd equation formula cockcroft gault patient patients participant participants subject subjects
+	must have has had should be is are was were with adult adults aged age ages year years old yrs month months male female men women
+	defined def ie eg within normal range limit upper lower uln times documented recent most last laboratory lab labs test result results
+	local central inclusive both either older younger than between from mg dl ml min m2 mmol mol umol l g k ul mm3 iu u sq
+	renal kidney function impairment insufficiency dysfunction adequate severe moderate mild significant significantly clinically
+	hepatic liver organ marrow bone reserve creatinine egfr gfr hba1c a1c hemoglobin haemoglobin glycated glycosylated rate
+	glomerular filtration x percent lab-based`)
 
 // residual reports whether a criterion says more than its comparisons:
 // words left once the comparisons' text, filler and stop words are taken
@@ -572,7 +566,7 @@ func residual(s string, spans [][2]int) bool {
 	}
 	for _, t := range textsearch.Tokens(rest) {
 		w := t.Lower
-		if textsearch.IsStopWord(w) || criterionFiller[w] || isNumber(w) {
+		if textsearch.IsStopWord(w) || criterionFiller.Has(w) || isNumber(w) {
 			continue
 		}
 		return true

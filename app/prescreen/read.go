@@ -249,7 +249,7 @@ func (r *reader) labItems(ctx context.Context) error {
 	var stmt string
 	if r.s.omop {
 		var conds []string
-		for _, a := range Analytes {
+		for _, a := range Analytes() {
 			for _, l := range a.labels {
 				if pre, ok := strings.CutSuffix(l, "*"); ok {
 					conds = append(conds, "lower(concept_name) LIKE "+datasets.QuoteString(pre+"%"))

@@ -210,7 +210,7 @@ func (s *Summary) Narrative() string {
 		b.WriteString(" Medications: " + strings.Join(meds, "; ") + ".")
 	}
 	var labs []string
-	for _, a := range Analytes {
+	for _, a := range Analytes() {
 		if v, ok := s.Lab(a.Key); ok {
 			labs = append(labs, v.Text())
 		}

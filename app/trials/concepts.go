@@ -143,7 +143,7 @@ func ExtractConcepts(text string, docFreq DocFreq, opts ExtractOptions) (*Query,
 			toks := textsearch.Tokens(cl.text)
 			var prev string
 			for _, tk := range toks {
-				if exp, ok := abbreviations[tk.Lower]; ok && (len(tk.Lower) > 2 || isUpper(tk.Text)) {
+				if exp, ok := abbreviations()[tk.Lower]; ok && (len(tk.Lower) > 2 || isUpper(tk.Text)) {
 					add(tk.Lower, KindTerm, w, cl.negated)
 					add(exp, KindPhrase, w*opts.PhraseWeight, cl.negated)
 					prev = ""

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 )
 
 // Synthetic trials and patients, for the demo workspace and the scale
@@ -189,32 +190,34 @@ func SyntheticTrial(seed uint64, i int) Trial {
 // synthLabCriteria are lab-value criteria of the conditions whose trials
 // state them (the pre-screening checks them against structured values):
 // inclusion criteria, then exclusion criteria, each drawn with even odds.
-var synthLabCriteria = map[string][2][]string{
-	"Type 2 Diabetes Mellitus":                     {{"HbA1c between 7 and 10%", "eGFR ≥ 45 mL/min/1.73 m2"}, {"Serum creatinine > 1.5 mg/dL"}},
-	"Type 1 Diabetes Mellitus":                     {{"HbA1c between 7.5 and 11%"}, nil},
-	"Chronic Kidney Disease":                       {{"eGFR between 25 and 75 mL/min/1.73 m2"}, {"Serum potassium > 5.5 mmol/L"}},
-	"Heart Failure With Reduced Ejection Fraction": {{"Creatinine < 2.5 mg/dL"}, {"Serum potassium > 5.0 mmol/L"}},
-	"Atrial Fibrillation":                          {{"Creatinine < 1.5 mg/dL"}, {"Hemoglobin < 9 g/dL"}},
-	"Coronary Artery Disease":                      {{"LDL cholesterol ≥ 70 mg/dL"}, {"Serum creatinine ≥ 221 µmol/L"}},
-	"Essential Hypertension":                       {{"Creatinine < 1.5 mg/dL"}, {"Serum potassium > 5.5 mmol/L"}},
-	"Acute Myocardial Infarction":                  {nil, {"eGFR below 30 mL/min/1.73 m2"}},
-	"Ischemic Stroke":                              {{"Platelet count ≥ 100 x 10^9/L"}, {"INR > 1.7"}},
-	"Iron Deficiency Anemia":                       {{"Hemoglobin between 8 and 11 g/dL"}, nil},
-	"Sepsis":                                       {{"Lactate ≥ 2 mmol/L"}, nil},
-	"Chronic Obstructive Pulmonary Disease":        {nil, {"Hemoglobin < 10 g/dL"}},
-	"Community-Acquired Pneumonia":                 {nil, {"Creatinine clearance below 30 mL/min"}},
-	"Hypothyroidism":                               {{"TSH > 4.5 mIU/L"}, nil},
-	"Non-Small Cell Lung Cancer":                   {{"Platelet count ≥ 100 x 10^9/L", "Total bilirubin ≤ 1.5 x ULN"}, nil},
-	"Colorectal Cancer":                            {{"Platelet count ≥ 100 x 10^9/L", "ALT ≤ 3 x ULN"}, nil},
-	"Acute Myeloid Leukemia":                       {{"Total bilirubin ≤ 1.5 x ULN"}, {"Creatinine > 2 mg/dL"}},
-	"Nonalcoholic Steatohepatitis":                 {{"ALT > 1 x ULN"}, nil},
-}
+var synthLabCriteria = sync.OnceValue(func() map[string][2][]string {
+	return map[string][2][]string{
+		"Type 2 Diabetes Mellitus":                     {{"HbA1c between 7 and 10%", "eGFR ≥ 45 mL/min/1.73 m2"}, {"Serum creatinine > 1.5 mg/dL"}},
+		"Type 1 Diabetes Mellitus":                     {{"HbA1c between 7.5 and 11%"}, nil},
+		"Chronic Kidney Disease":                       {{"eGFR between 25 and 75 mL/min/1.73 m2"}, {"Serum potassium > 5.5 mmol/L"}},
+		"Heart Failure With Reduced Ejection Fraction": {{"Creatinine < 2.5 mg/dL"}, {"Serum potassium > 5.0 mmol/L"}},
+		"Atrial Fibrillation":                          {{"Creatinine < 1.5 mg/dL"}, {"Hemoglobin < 9 g/dL"}},
+		"Coronary Artery Disease":                      {{"LDL cholesterol ≥ 70 mg/dL"}, {"Serum creatinine ≥ 221 µmol/L"}},
+		"Essential Hypertension":                       {{"Creatinine < 1.5 mg/dL"}, {"Serum potassium > 5.5 mmol/L"}},
+		"Acute Myocardial Infarction":                  {nil, {"eGFR below 30 mL/min/1.73 m2"}},
+		"Ischemic Stroke":                              {{"Platelet count ≥ 100 x 10^9/L"}, {"INR > 1.7"}},
+		"Iron Deficiency Anemia":                       {{"Hemoglobin between 8 and 11 g/dL"}, nil},
+		"Sepsis":                                       {{"Lactate ≥ 2 mmol/L"}, nil},
+		"Chronic Obstructive Pulmonary Disease":        {nil, {"Hemoglobin < 10 g/dL"}},
+		"Community-Acquired Pneumonia":                 {nil, {"Creatinine clearance below 30 mL/min"}},
+		"Hypothyroidism":                               {{"TSH > 4.5 mIU/L"}, nil},
+		"Non-Small Cell Lung Cancer":                   {{"Platelet count ≥ 100 x 10^9/L", "Total bilirubin ≤ 1.5 x ULN"}, nil},
+		"Colorectal Cancer":                            {{"Platelet count ≥ 100 x 10^9/L", "ALT ≤ 3 x ULN"}, nil},
+		"Acute Myeloid Leukemia":                       {{"Total bilirubin ≤ 1.5 x ULN"}, {"Creatinine > 2 mg/dL"}},
+		"Nonalcoholic Steatohepatitis":                 {{"ALT > 1 x ULN"}, nil},
+	}
+})
 
 // addLabCriteria adds the lab-value criteria of a trial's condition, drawn
 // from a stream of their own (the other fields of the trials are as they
 // were without them).
 func addLabCriteria(t *Trial, condition string, seed uint64, i int) {
-	lab, ok := synthLabCriteria[condition]
+	lab, ok := synthLabCriteria()[condition]
 	if !ok {
 		return
 	}

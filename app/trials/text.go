@@ -2,6 +2,7 @@ package trials
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/clinsight/clinsight/internal/lazyre"
@@ -62,49 +63,51 @@ var abbreviationWithDigits = textsearch.NewWordSet(`t1dm t2dm hba1c covid19 h1n1
 // pipeline's domain vocabulary. Two-letter
 // ones are only expanded when written in capitals ("MI", "PE"), to leave
 // ordinary words alone.
-var abbreviations = map[string]string{
-	"htn": "hypertension", "dm": "diabetes mellitus", "t2dm": "type 2 diabetes mellitus",
-	"t1dm": "type 1 diabetes mellitus", "iddm": "type 1 diabetes mellitus", "niddm": "type 2 diabetes mellitus",
-	"cad": "coronary artery disease", "chd": "coronary heart disease", "chf": "congestive heart failure",
-	"hf": "heart failure", "copd": "chronic obstructive pulmonary disease", "mi": "myocardial infarction",
-	"ami": "acute myocardial infarction", "stemi": "st elevation myocardial infarction",
-	"nstemi": "non st elevation myocardial infarction", "acs": "acute coronary syndrome",
-	"afib": "atrial fibrillation", "af": "atrial fibrillation", "cva": "stroke", "tia": "transient ischemic attack",
-	"ckd": "chronic kidney disease", "esrd": "end stage renal disease", "aki": "acute kidney injury",
-	"arf": "acute renal failure", "uti": "urinary tract infection", "uri": "upper respiratory tract infection",
-	"gerd": "gastroesophageal reflux disease", "ibd": "inflammatory bowel disease", "ibs": "irritable bowel syndrome",
-	"ra": "rheumatoid arthritis", "sle": "systemic lupus erythematosus", "ms": "multiple sclerosis",
-	"hiv": "human immunodeficiency virus", "aids": "acquired immunodeficiency syndrome", "hcv": "hepatitis c",
-	"hbv": "hepatitis b", "tb": "tuberculosis", "pe": "pulmonary embolism", "dvt": "deep vein thrombosis",
-	"vte": "venous thromboembolism", "osa": "obstructive sleep apnea", "bph": "benign prostatic hyperplasia",
-	"adhd": "attention deficit hyperactivity disorder", "ptsd": "post traumatic stress disorder",
-	"ocd": "obsessive compulsive disorder", "mdd": "major depressive disorder", "gad": "generalized anxiety disorder",
-	"sob": "shortness of breath", "doe": "dyspnea on exertion", "cp": "chest pain", "loc": "loss of consciousness",
-	"ekg": "electrocardiogram", "ecg": "electrocardiogram", "cxr": "chest x-ray", "mri": "magnetic resonance imaging",
-	"ards": "acute respiratory distress syndrome", "nsclc": "non small cell lung cancer",
-	"sclc": "small cell lung cancer", "hcc": "hepatocellular carcinoma", "aml": "acute myeloid leukemia",
-	"cll": "chronic lymphocytic leukemia", "cml": "chronic myeloid leukemia", "nhl": "non hodgkin lymphoma",
-	"pcos": "polycystic ovary syndrome", "cabg": "coronary artery bypass graft",
-	"pci": "percutaneous coronary intervention", "nsaid": "nonsteroidal anti inflammatory drug",
-	"nsaids": "nonsteroidal anti inflammatory drugs", "ssri": "selective serotonin reuptake inhibitor",
-	"ppi": "proton pump inhibitor", "ugib": "upper gastrointestinal bleeding", "gib": "gastrointestinal bleeding",
-	"pad": "peripheral artery disease", "pvd": "peripheral vascular disease", "aaa": "abdominal aortic aneurysm",
-	"cvid": "common variable immunodeficiency", "fap": "familial adenomatous polyposis",
-	"hpv": "human papillomavirus", "rsv": "respiratory syncytial virus", "cmv": "cytomegalovirus",
-	"ebv": "epstein barr virus", "hsv": "herpes simplex virus", "mrsa": "methicillin resistant staphylococcus aureus",
-	"tsh": "thyroid stimulating hormone", "psa": "prostate specific antigen", "hba1c": "glycated hemoglobin",
-	"crp": "c reactive protein", "esr": "erythrocyte sedimentation rate", "bmi": "body mass index",
-	"lvef": "left ventricular ejection fraction", "hfref": "heart failure with reduced ejection fraction",
-	"hfpef": "heart failure with preserved ejection fraction", "svt": "supraventricular tachycardia",
-	"ptx": "pneumothorax", "sah": "subarachnoid hemorrhage", "ich": "intracerebral hemorrhage",
-	"tbi": "traumatic brain injury", "sci": "spinal cord injury", "oa": "osteoarthritis", "dka": "diabetic ketoacidosis",
-	"cf": "cystic fibrosis", "als": "amyotrophic lateral sclerosis", "pd": "parkinson disease",
-	"ad": "alzheimer disease", "bpd": "bipolar disorder", "sids": "sudden infant death syndrome",
-	"nafld": "nonalcoholic fatty liver disease", "nash": "nonalcoholic steatohepatitis",
-	"itp": "immune thrombocytopenia", "ttp": "thrombotic thrombocytopenic purpura", "dic": "disseminated intravascular coagulation",
-	"gbs": "guillain barre syndrome", "cfs": "chronic fatigue syndrome", "pid": "pelvic inflammatory disease",
-	"std": "sexually transmitted disease", "sti": "sexually transmitted infection",
-}
+var abbreviations = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"htn": "hypertension", "dm": "diabetes mellitus", "t2dm": "type 2 diabetes mellitus",
+		"t1dm": "type 1 diabetes mellitus", "iddm": "type 1 diabetes mellitus", "niddm": "type 2 diabetes mellitus",
+		"cad": "coronary artery disease", "chd": "coronary heart disease", "chf": "congestive heart failure",
+		"hf": "heart failure", "copd": "chronic obstructive pulmonary disease", "mi": "myocardial infarction",
+		"ami": "acute myocardial infarction", "stemi": "st elevation myocardial infarction",
+		"nstemi": "non st elevation myocardial infarction", "acs": "acute coronary syndrome",
+		"afib": "atrial fibrillation", "af": "atrial fibrillation", "cva": "stroke", "tia": "transient ischemic attack",
+		"ckd": "chronic kidney disease", "esrd": "end stage renal disease", "aki": "acute kidney injury",
+		"arf": "acute renal failure", "uti": "urinary tract infection", "uri": "upper respiratory tract infection",
+		"gerd": "gastroesophageal reflux disease", "ibd": "inflammatory bowel disease", "ibs": "irritable bowel syndrome",
+		"ra": "rheumatoid arthritis", "sle": "systemic lupus erythematosus", "ms": "multiple sclerosis",
+		"hiv": "human immunodeficiency virus", "aids": "acquired immunodeficiency syndrome", "hcv": "hepatitis c",
+		"hbv": "hepatitis b", "tb": "tuberculosis", "pe": "pulmonary embolism", "dvt": "deep vein thrombosis",
+		"vte": "venous thromboembolism", "osa": "obstructive sleep apnea", "bph": "benign prostatic hyperplasia",
+		"adhd": "attention deficit hyperactivity disorder", "ptsd": "post traumatic stress disorder",
+		"ocd": "obsessive compulsive disorder", "mdd": "major depressive disorder", "gad": "generalized anxiety disorder",
+		"sob": "shortness of breath", "doe": "dyspnea on exertion", "cp": "chest pain", "loc": "loss of consciousness",
+		"ekg": "electrocardiogram", "ecg": "electrocardiogram", "cxr": "chest x-ray", "mri": "magnetic resonance imaging",
+		"ards": "acute respiratory distress syndrome", "nsclc": "non small cell lung cancer",
+		"sclc": "small cell lung cancer", "hcc": "hepatocellular carcinoma", "aml": "acute myeloid leukemia",
+		"cll": "chronic lymphocytic leukemia", "cml": "chronic myeloid leukemia", "nhl": "non hodgkin lymphoma",
+		"pcos": "polycystic ovary syndrome", "cabg": "coronary artery bypass graft",
+		"pci": "percutaneous coronary intervention", "nsaid": "nonsteroidal anti inflammatory drug",
+		"nsaids": "nonsteroidal anti inflammatory drugs", "ssri": "selective serotonin reuptake inhibitor",
+		"ppi": "proton pump inhibitor", "ugib": "upper gastrointestinal bleeding", "gib": "gastrointestinal bleeding",
+		"pad": "peripheral artery disease", "pvd": "peripheral vascular disease", "aaa": "abdominal aortic aneurysm",
+		"cvid": "common variable immunodeficiency", "fap": "familial adenomatous polyposis",
+		"hpv": "human papillomavirus", "rsv": "respiratory syncytial virus", "cmv": "cytomegalovirus",
+		"ebv": "epstein barr virus", "hsv": "herpes simplex virus", "mrsa": "methicillin resistant staphylococcus aureus",
+		"tsh": "thyroid stimulating hormone", "psa": "prostate specific antigen", "hba1c": "glycated hemoglobin",
+		"crp": "c reactive protein", "esr": "erythrocyte sedimentation rate", "bmi": "body mass index",
+		"lvef": "left ventricular ejection fraction", "hfref": "heart failure with reduced ejection fraction",
+		"hfpef": "heart failure with preserved ejection fraction", "svt": "supraventricular tachycardia",
+		"ptx": "pneumothorax", "sah": "subarachnoid hemorrhage", "ich": "intracerebral hemorrhage",
+		"tbi": "traumatic brain injury", "sci": "spinal cord injury", "oa": "osteoarthritis", "dka": "diabetic ketoacidosis",
+		"cf": "cystic fibrosis", "als": "amyotrophic lateral sclerosis", "pd": "parkinson disease",
+		"ad": "alzheimer disease", "bpd": "bipolar disorder", "sids": "sudden infant death syndrome",
+		"nafld": "nonalcoholic fatty liver disease", "nash": "nonalcoholic steatohepatitis",
+		"itp": "immune thrombocytopenia", "ttp": "thrombotic thrombocytopenic purpura", "dic": "disseminated intravascular coagulation",
+		"gbs": "guillain barre syndrome", "cfs": "chronic fatigue syndrome", "pid": "pelvic inflammatory disease",
+		"std": "sexually transmitted disease", "sti": "sexually transmitted infection",
+	}
+})
 
 // clauseSplitRE splits a sentence into clauses where negation scope ends.
 var clauseSplitRE = lazyre.New(`(?i)[.;:!?]|\bbut\b|\bhowever\b|\bexcept\b|\balthough\b|\bwhich\b|\bwho\b|\bthat\b|\bapart from\b`)
