@@ -9,13 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/clinsight/clinsight/audit"
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -281,7 +281,7 @@ func DescribeHost(p HostPolicy, h ModelHost) HostState {
 // envName is what an environment variable holding a token may be called:
 // capitals, digits and underscores, as such names are by convention. A
 // token pasted in its place (mixed case, dashes, dots) is refused.
-var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`)
+var envName = lazyre.New(`^[A-Z_][A-Z0-9_]{0,63}$`)
 
 // Validate checks the policy's form without reading any file: a token is
 // named by an absolute file path or an environment variable name, never
@@ -296,7 +296,7 @@ func (p HostPolicy) Validate() error {
 	if p.TokenFile != "" && p.TokenEnv != "" {
 		return errors.New("the access token comes either from a file or from an environment variable, not both: clear one of them")
 	}
-	if p.TokenEnv != "" && !envName.MatchString(p.TokenEnv) {
+	if p.TokenEnv != "" && !envName().MatchString(p.TokenEnv) {
 		return errors.New("the access token's environment variable must be given by its NAME (capital letters, digits and _, such as CLINSIGHT_MODEL_TOKEN), never the token itself: the settings file must not hold a token")
 	}
 	for _, f := range []struct{ what, path string }{{"access token file", p.TokenFile}, {"certificate authority file", p.CAFile}} {

@@ -3,6 +3,7 @@ package disclosure
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/clinsight/clinsight/datasets"
 )
@@ -88,57 +89,58 @@ type idRule struct {
 }
 
 // profileIdentifiers are the identifier columns of each known schema (by
-// lower-case column name), on top of the name rules of classifyName.
-var profileIdentifiers = map[string]map[string]idRule{
-	ProfileMIMIC: {
-		"subject_id": {Direct, "patient identifier", false}, "hadm_id": {Direct, "admission identifier", false},
-		"stay_id": {Direct, "ICU stay identifier", false}, "transfer_id": {Direct, "transfer identifier", false},
-		"note_id": {Direct, "note identifier", false}, "text": {Direct, "note text", false},
-		"dod": {Direct, "date of death", true}, "deathtime": {Direct, "time of death", true},
-		"anchor_age": {Quasi, "age (ages over 89 identify)", false}, "anchor_year": {Quasi, "shifted year", false},
-		"admittime": {Quasi, "exact date", true}, "dischtime": {Quasi, "exact date", true},
-		"edregtime": {Quasi, "exact date", true}, "edouttime": {Quasi, "exact date", true},
-		"charttime": {Quasi, "exact date", true}, "storetime": {Quasi, "exact date", true},
-		"starttime": {Quasi, "exact date", true}, "stoptime": {Quasi, "exact date", true},
-		"intime": {Quasi, "exact date", true}, "outtime": {Quasi, "exact date", true},
-		"chartdate": {Quasi, "exact date", true},
-	},
-	ProfileIDC: {
-		"patientid": {Direct, "patient identifier", false}, "studyinstanceuid": {Direct, "study UID", false},
-		"seriesinstanceuid": {Direct, "series UID", false}, "sopinstanceuid": {Direct, "image UID", false},
-		"patientage": {Quasi, "age (ages over 89 identify)", false}, "studydate": {Quasi, "exact date", true},
-		"seriesdate": {Quasi, "exact date", true},
-	},
-	ProfileOMOP: {
-		"person_id": {Direct, "person identifier", false}, "visit_occurrence_id": {Direct, "visit identifier", false},
-		"visit_detail_id": {Direct, "visit identifier", false}, "person_source_value": {Direct, "source patient identifier", false},
-		"note_id": {Direct, "note identifier", false}, "note_text": {Direct, "note text", false},
-		"birth_datetime": {Direct, "date of birth", true}, "death_date": {Direct, "date of death", true},
-		"death_datetime": {Direct, "date of death", true},
-		"year_of_birth":  {Quasi, "year of birth (ages over 89 identify)", false}, "month_of_birth": {Quasi, "month of birth", false},
-		"day_of_birth": {Quasi, "day of birth", false}, "zip": {Quasi, "zip code", false},
-	},
-}
-
-func init() {
+// lower-case column name), on top of the name rules of classifyName
+// (built on first use, not at program start).
+var profileIdentifiers = sync.OnceValue(func() map[string]map[string]idRule {
+	m := map[string]map[string]idRule{
+		ProfileMIMIC: {
+			"subject_id": {Direct, "patient identifier", false}, "hadm_id": {Direct, "admission identifier", false},
+			"stay_id": {Direct, "ICU stay identifier", false}, "transfer_id": {Direct, "transfer identifier", false},
+			"note_id": {Direct, "note identifier", false}, "text": {Direct, "note text", false},
+			"dod": {Direct, "date of death", true}, "deathtime": {Direct, "time of death", true},
+			"anchor_age": {Quasi, "age (ages over 89 identify)", false}, "anchor_year": {Quasi, "shifted year", false},
+			"admittime": {Quasi, "exact date", true}, "dischtime": {Quasi, "exact date", true},
+			"edregtime": {Quasi, "exact date", true}, "edouttime": {Quasi, "exact date", true},
+			"charttime": {Quasi, "exact date", true}, "storetime": {Quasi, "exact date", true},
+			"starttime": {Quasi, "exact date", true}, "stoptime": {Quasi, "exact date", true},
+			"intime": {Quasi, "exact date", true}, "outtime": {Quasi, "exact date", true},
+			"chartdate": {Quasi, "exact date", true},
+		},
+		ProfileIDC: {
+			"patientid": {Direct, "patient identifier", false}, "studyinstanceuid": {Direct, "study UID", false},
+			"seriesinstanceuid": {Direct, "series UID", false}, "sopinstanceuid": {Direct, "image UID", false},
+			"patientage": {Quasi, "age (ages over 89 identify)", false}, "studydate": {Quasi, "exact date", true},
+			"seriesdate": {Quasi, "exact date", true},
+		},
+		ProfileOMOP: {
+			"person_id": {Direct, "person identifier", false}, "visit_occurrence_id": {Direct, "visit identifier", false},
+			"visit_detail_id": {Direct, "visit identifier", false}, "person_source_value": {Direct, "source patient identifier", false},
+			"note_id": {Direct, "note identifier", false}, "note_text": {Direct, "note text", false},
+			"birth_datetime": {Direct, "date of birth", true}, "death_date": {Direct, "date of death", true},
+			"death_datetime": {Direct, "date of death", true},
+			"year_of_birth":  {Quasi, "year of birth (ages over 89 identify)", false}, "month_of_birth": {Quasi, "month of birth", false},
+			"day_of_birth": {Quasi, "day of birth", false}, "zip": {Quasi, "zip code", false},
+		},
+	}
 	// EHRSQL's MIMIC-IV demo tables use MIMIC-IV's names; the demo has
 	// MIMIC-IV's and IDC's tables.
-	profileIdentifiers[ProfileEHRSQL] = profileIdentifiers[ProfileMIMIC]
+	m[ProfileEHRSQL] = m[ProfileMIMIC]
 	demo := map[string]idRule{}
 	for _, p := range []string{ProfileMIMIC, ProfileIDC} {
-		for k, v := range profileIdentifiers[p] {
+		for k, v := range m[p] {
 			demo[k] = v
 		}
 	}
-	profileIdentifiers[ProfileDemo] = demo
-}
+	m[ProfileDemo] = demo
+	return m
+})
 
 // Classify marks the identifier columns among columns (a result's column
 // names, possibly qualified "t.col" or expressions) for a profile (a
 // Profile name, a source kind or a catalog profile): the profile's table
 // first, then the name rules every profile shares.
 func Classify(columns []string, profile string) []Identifier {
-	table := profileIdentifiers[Profile(profile)]
+	table := profileIdentifiers()[Profile(profile)]
 	var out []Identifier
 	for i, c := range columns {
 		name := baseName(c)
@@ -228,7 +230,7 @@ func ClassifyResult(sh Shape, columns []string, profile string) []Identifier {
 	for _, id := range ids {
 		seen[id.Index] = true
 	}
-	table := profileIdentifiers[Profile(profile)]
+	table := profileIdentifiers()[Profile(profile)]
 	for i, expr := range sh.Exprs {
 		if seen[i] {
 			continue
@@ -256,7 +258,7 @@ func ClassifyColumns(sh Shape, cols []datasets.Column, profile string) []Identif
 		names[i] = c.Name
 	}
 	ids := ClassifyResult(sh, names, profile)
-	table := profileIdentifiers[Profile(profile)]
+	table := profileIdentifiers()[Profile(profile)]
 	byIndex := map[int]int{}
 	for k, id := range ids {
 		byIndex[id.Index] = k

@@ -29,7 +29,7 @@ func RowLevelReason(query, profile string) string {
 			return name + "(…) lists the values of single records"
 		}
 	}
-	table := profileIdentifiers[Profile(profile)]
+	table := profileIdentifiers()[Profile(profile)]
 	direct := func(i int) (string, bool) {
 		if l.punct(i+1, "(") || l.punct(i+1, ".") {
 			return "", false

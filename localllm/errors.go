@@ -11,11 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/clinsight/clinsight/internal/lazyre"
 	"github.com/ollama/ollama/api"
 )
 
@@ -96,7 +96,7 @@ func MessageOf(err error) string {
 }
 
 // modelNotFound matches Ollama's "model \"x\" not found, try pulling it first".
-var modelNotFound = regexp.MustCompile(`model ['"]?([^'"]*)['"]? not found`)
+var modelNotFound = lazyre.New(`model ['"]?([^'"]*)['"]? not found`)
 
 // isContextOverflowText reports whether a server message says the input does
 // not fit the context window.
@@ -283,7 +283,7 @@ func (c *Client) classify(ctx context.Context, cl call, err error) *Error {
 
 // classifyServerMessage classifies an error message reported by the server.
 func (c *Client) classifyServerMessage(cl call, status int, msg string, err error) *Error {
-	if m := modelNotFound.FindStringSubmatch(msg); m != nil || (status == http.StatusNotFound && cl.model != "") {
+	if m := modelNotFound().FindStringSubmatch(msg); m != nil || (status == http.StatusNotFound && cl.model != "") {
 		model := cl.model
 		if model == "" && m != nil {
 			model = m[1]

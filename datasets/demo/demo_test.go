@@ -509,8 +509,8 @@ func TestImagingPlausibility(t *testing.T) {
 			t.Errorf("%s: %d", c.name, n)
 		}
 	}
-	if n := scalar[int64](t, db, "SELECT count(DISTINCT collection_id) FROM dicom_all"); n != int64(len(collections)) {
-		t.Errorf("%d collections, want %d", n, len(collections))
+	if n := scalar[int64](t, db, "SELECT count(DISTINCT collection_id) FROM dicom_all"); n != int64(len(collections())) {
+		t.Errorf("%d collections, want %d", n, len(collections()))
 	}
 }
 
@@ -604,7 +604,7 @@ func TestReferenceTables(t *testing.T) {
 		}
 	}
 	cols := map[string]bool{}
-	for _, c := range collections {
+	for _, c := range collections() {
 		if cols[c.id] {
 			t.Errorf("duplicate collection %s", c.id)
 		}

@@ -1,5 +1,7 @@
 package demo
 
+import "sync"
+
 // sopClass returns the SOP Class UID of a modality's storage class (DICOM
 // PS3.6), or "" for an unknown modality.
 func sopClass(modality string) string {
@@ -216,215 +218,218 @@ func join(lists ...[]scannerSpec) []scannerSpec {
 }
 
 // collections lists the imaging collections, with real IDC collection ids
-// and cancer types; patients, studies and devices are synthetic.
-var collections = []collectionSpec{
-	{
-		id: "nlst", cancerType: "Lung Cancer", patients: 520, idPattern: "1%05d",
-		male: 0.59, ageMean: 62, ageSD: 5, ageMin: 55, ageMax: 74,
-		years: [2]int{2002, 2004}, studies: [2]int{1, 3}, oldScanners: true,
-		studyTypes: []studySpec{{"CT CHEST LOW DOSE SCREENING", "CHEST", 1, []seriesSpec{ctChestThin}}},
-		scanners:   ctOld,
-		sites: []siteSpec{
-			{"Lung Screening Center 01", "Baltimore, MD, USA", 2}, {"Lung Screening Center 02", "Pittsburgh, PA, USA", 2},
-			{"Lung Screening Center 03", "Minneapolis, MN, USA", 2}, {"Lung Screening Center 04", "St. Louis, MO, USA", 2},
-			{"Lung Screening Center 05", "Salt Lake City, UT, USA", 1}, {"Lung Screening Center 06", "Birmingham, AL, USA", 1},
-			{"", "", 4},
+// and cancer types; patients, studies and devices are synthetic (built on
+// first use, not at program start).
+var collections = sync.OnceValue(func() []collectionSpec {
+	return []collectionSpec{
+		{
+			id: "nlst", cancerType: "Lung Cancer", patients: 520, idPattern: "1%05d",
+			male: 0.59, ageMean: 62, ageSD: 5, ageMin: 55, ageMax: 74,
+			years: [2]int{2002, 2004}, studies: [2]int{1, 3}, oldScanners: true,
+			studyTypes: []studySpec{{"CT CHEST LOW DOSE SCREENING", "CHEST", 1, []seriesSpec{ctChestThin}}},
+			scanners:   ctOld,
+			sites: []siteSpec{
+				{"Lung Screening Center 01", "Baltimore, MD, USA", 2}, {"Lung Screening Center 02", "Pittsburgh, PA, USA", 2},
+				{"Lung Screening Center 03", "Minneapolis, MN, USA", 2}, {"Lung Screening Center 04", "St. Louis, MO, USA", 2},
+				{"Lung Screening Center 05", "Salt Lake City, UT, USA", 1}, {"Lung Screening Center 06", "Birmingham, AL, USA", 1},
+				{"", "", 4},
+			},
 		},
-	},
-	{
-		id: "lidc_idri", cancerType: "Lung Cancer", patients: 80, idPattern: "LIDC-IDRI-%04d",
-		male: 0.55, ageMean: 60, ageSD: 12, ageMin: 20, ageMax: 89, ageMissing: 1,
-		years: [2]int{2000, 2010}, studies: [2]int{1, 1},
-		studyTypes: []studySpec{
-			{"CT CHEST", "CHEST", 0.85, []seriesSpec{ctChest, {"SEG", "Nodule segmentation - Reader 1", [3]string{}, 0.8, [2]int{1, 1}, nil, nil, [2]float64{}}}},
-			{"XR CHEST PA AND LATERAL", "CHEST", 0.15, []seriesSpec{
-				{"DX", "PA", [3]string{}, 1, [2]int{1, 1}, nil, [][2]int{{2500, 2048}}, [2]float64{0.139, 0.2}},
-				{"CR", "LATERAL", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{2392, 2048}}, [2]float64{0.168, 0.2}},
-			}},
+		{
+			id: "lidc_idri", cancerType: "Lung Cancer", patients: 80, idPattern: "LIDC-IDRI-%04d",
+			male: 0.55, ageMean: 60, ageSD: 12, ageMin: 20, ageMax: 89, ageMissing: 1,
+			years: [2]int{2000, 2010}, studies: [2]int{1, 1},
+			studyTypes: []studySpec{
+				{"CT CHEST", "CHEST", 0.85, []seriesSpec{ctChest, {"SEG", "Nodule segmentation - Reader 1", [3]string{}, 0.8, [2]int{1, 1}, nil, nil, [2]float64{}}}},
+				{"XR CHEST PA AND LATERAL", "CHEST", 0.15, []seriesSpec{
+					{"DX", "PA", [3]string{}, 1, [2]int{1, 1}, nil, [][2]int{{2500, 2048}}, [2]float64{0.139, 0.2}},
+					{"CR", "LATERAL", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{2392, 2048}}, [2]float64{0.168, 0.2}},
+				}},
+			},
+			scanners: join(ctOld, xray),
 		},
-		scanners: join(ctOld, xray),
-	},
-	{
-		id: "nsclc_radiomics", cancerType: "Lung Cancer", patients: 60, idPattern: "LUNG1-%03d",
-		male: 0.68, ageMean: 68, ageSD: 10, ageMin: 33, ageMax: 91,
-		years: [2]int{2004, 2013}, studies: [2]int{1, 1},
-		studyTypes: []studySpec{{"CT THORAX RADIOTHERAPY PLANNING", "LUNG", 1, []seriesSpec{
-			{"CT", "CT 3MM", [3]string{}, 1, [2]int{60, 110}, []float64{3}, [][2]int{{512, 512}}, [2]float64{0.88, 0.98}},
-			{"RTSTRUCT", "RTSTRUCT GTV-1 Lungs Heart", [3]string{}, 1, [2]int{1, 1}, nil, nil, [2]float64{}},
-			{"SEG", "Segmentation of GTV and organs at risk", [3]string{}, 1, [2]int{1, 1}, nil, nil, [2]float64{}},
-		}}},
-		scanners: join([]scannerSpec{{"CT", "SIEMENS", "Biograph40"}, {"CT", "SIEMENS", "Sensation Open"}, {"CT", "SIEMENS", "SOMATOM Definition AS+"}}, derived),
-	},
-	{
-		id: "tcga_luad", cancerType: "Lung Cancer", patients: 40, idPattern: "TCGA-%s-%04d",
-		tss:  []string{"05", "38", "44", "49", "50", "55", "64", "67", "78", "86", "91"},
-		male: 0.48, ageMean: 65, ageSD: 10, ageMin: 38, ageMax: 88,
-		years: [2]int{1997, 2013}, studies: [2]int{1, 2},
-		studyTypes: []studySpec{
-			{"CT CHEST W CONTRAST", "CHEST", 0.6, []seriesSpec{{"CT", "AXIAL 5MM CHEST", [3]string{}, 1, [2]int{55, 80}, []float64{5}, [][2]int{{512, 512}}, [2]float64{0.65, 0.85}}}},
-			{"Slide microscopy", "LUNG", 0.4, []seriesSpec{slide}},
+		{
+			id: "nsclc_radiomics", cancerType: "Lung Cancer", patients: 60, idPattern: "LUNG1-%03d",
+			male: 0.68, ageMean: 68, ageSD: 10, ageMin: 33, ageMax: 91,
+			years: [2]int{2004, 2013}, studies: [2]int{1, 1},
+			studyTypes: []studySpec{{"CT THORAX RADIOTHERAPY PLANNING", "LUNG", 1, []seriesSpec{
+				{"CT", "CT 3MM", [3]string{}, 1, [2]int{60, 110}, []float64{3}, [][2]int{{512, 512}}, [2]float64{0.88, 0.98}},
+				{"RTSTRUCT", "RTSTRUCT GTV-1 Lungs Heart", [3]string{}, 1, [2]int{1, 1}, nil, nil, [2]float64{}},
+				{"SEG", "Segmentation of GTV and organs at risk", [3]string{}, 1, [2]int{1, 1}, nil, nil, [2]float64{}},
+			}}},
+			scanners: join([]scannerSpec{{"CT", "SIEMENS", "Biograph40"}, {"CT", "SIEMENS", "Sensation Open"}, {"CT", "SIEMENS", "SOMATOM Definition AS+"}}, derived),
 		},
-		scanners: join(ctNew, slideScanners),
-	},
-	{
-		id: "acrin_nsclc_fdg_pet", cancerType: "Lung Cancer", patients: 20, idPattern: "ACRIN-NSCLC-FDG-PET-%03d",
-		male: 0.58, ageMean: 65, ageSD: 9, ageMin: 40, ageMax: 88,
-		years: [2]int{2007, 2011}, studies: [2]int{1, 2},
-		studyTypes: []studySpec{{"PET-CT WHOLE BODY FDG", "CHEST", 1, []seriesSpec{ptWB, ctAC}}},
-		scanners:   petCT,
-	},
-	{
-		id: "rider_lung_ct", cancerType: "Lung Cancer", patients: 32, idPattern: "RIDER-%010d",
-		male: 0.5, ageMean: 62, ageSD: 11, ageMin: 32, ageMax: 84,
-		years: [2]int{2006, 2007}, studies: [2]int{2, 2}, sameDay: true,
-		studyTypes: []studySpec{{"CT CHEST WITHOUT CONTRAST", "CHEST", 1, []seriesSpec{{"CT", "1.25MM LUNG", [3]string{}, 1, [2]int{50, 80}, []float64{1.25}, [][2]int{{512, 512}}, [2]float64{0.6, 0.78}}}}},
-		scanners:   []scannerSpec{{"CT", "GE MEDICAL SYSTEMS", "LightSpeed16"}, {"CT", "GE MEDICAL SYSTEMS", "LightSpeed VCT"}},
-	},
-	{
-		id: "tcga_brca", cancerType: "Breast Cancer", patients: 45, idPattern: "TCGA-%s-%04d",
-		tss:  []string{"A2", "A7", "A8", "AN", "AO", "AR", "B6", "BH", "D8", "E2"},
-		male: 0.01, ageMean: 57, ageSD: 12, ageMin: 28, ageMax: 89,
-		years: [2]int{1999, 2004}, studies: [2]int{1, 2},
-		studyTypes: []studySpec{
-			{"MRI BREAST BILATERAL W WO CONTRAST", "BREAST", 0.55, []seriesSpec{
-				mrBreast("AX T1 PRE", seqT1GRE3D, 1), mrBreast("AX DYNAMIC POST 1", seqT1GRE3D, 0.9),
-				mrBreast("AX T2 FSE", seqT2TSE, 0.8), mrBreast("AX DWI", seqDWI, 0.4),
-			}},
-			{"MAMMOGRAM BILATERAL", "BREAST", 0.2, []seriesSpec{mgView("L CC"), mgView("L MLO"), mgView("R CC"), mgView("R MLO")}},
-			{"Slide microscopy", "BREAST", 0.25, []seriesSpec{slide}},
+		{
+			id: "tcga_luad", cancerType: "Lung Cancer", patients: 40, idPattern: "TCGA-%s-%04d",
+			tss:  []string{"05", "38", "44", "49", "50", "55", "64", "67", "78", "86", "91"},
+			male: 0.48, ageMean: 65, ageSD: 10, ageMin: 38, ageMax: 88,
+			years: [2]int{1997, 2013}, studies: [2]int{1, 2},
+			studyTypes: []studySpec{
+				{"CT CHEST W CONTRAST", "CHEST", 0.6, []seriesSpec{{"CT", "AXIAL 5MM CHEST", [3]string{}, 1, [2]int{55, 80}, []float64{5}, [][2]int{{512, 512}}, [2]float64{0.65, 0.85}}}},
+				{"Slide microscopy", "LUNG", 0.4, []seriesSpec{slide}},
+			},
+			scanners: join(ctNew, slideScanners),
 		},
-		scanners: join(mrOld, mammo, slideScanners),
-	},
-	{
-		id: "cbis_ddsm", cancerType: "Breast Cancer", patients: 260, idPattern: "P_%05d",
-		male: 0, ageMissing: 1, ageMean: 57, ageSD: 12, ageMin: 30, ageMax: 89,
-		years: [2]int{1990, 1999}, studies: [2]int{1, 1}, oldScanners: true,
-		studyTypes: []studySpec{{"DIGITIZED FILM MAMMOGRAM", "BREAST", 1, []seriesSpec{
-			{"MG", "LEFT CC", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{4600, 3000}, {5400, 3100}}, [2]float64{0.0435, 0.05}},
-			{"MG", "LEFT MLO", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{4600, 3000}, {5400, 3100}}, [2]float64{0.0435, 0.05}},
-			{"MG", "RIGHT CC", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{4600, 3000}, {5400, 3100}}, [2]float64{0.0435, 0.05}},
-			{"MG", "RIGHT MLO", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{4600, 3000}, {5400, 3100}}, [2]float64{0.0435, 0.05}},
-		}}},
-		scanners: []scannerSpec{{"MG", "HOWTEK", "MultiRAD850"}, {"MG", "LUMISYS", "LS85 SDR"}},
-	},
-	{
-		id: "qin_breast", cancerType: "Breast Cancer", patients: 15, idPattern: "QIN-BREAST-01-%04d",
-		male: 0, ageMean: 52, ageSD: 10, ageMin: 30, ageMax: 78,
-		years: [2]int{2010, 2013}, studies: [2]int{1, 3},
-		studyTypes: []studySpec{
-			{"PET CT BREAST FDG", "CHEST", 0.5, []seriesSpec{ptWB, ctAC}},
-			{"MR BREAST DCE", "BREAST", 0.5, []seriesSpec{mrBreast("BREAST DCE", seqT1GRE3D, 1), mrBreast("DWI b800", seqDWI, 0.7)}},
+		{
+			id: "acrin_nsclc_fdg_pet", cancerType: "Lung Cancer", patients: 20, idPattern: "ACRIN-NSCLC-FDG-PET-%03d",
+			male: 0.58, ageMean: 65, ageSD: 9, ageMin: 40, ageMax: 88,
+			years: [2]int{2007, 2011}, studies: [2]int{1, 2},
+			studyTypes: []studySpec{{"PET-CT WHOLE BODY FDG", "CHEST", 1, []seriesSpec{ptWB, ctAC}}},
+			scanners:   petCT,
 		},
-		scanners: join(petCT, []scannerSpec{{"MR", "SIEMENS", "TrioTim"}}),
-	},
-	{
-		id: "breast_mri_nact_pilot", cancerType: "Breast Cancer", patients: 20, idPattern: "UCSF-BR-%02d",
-		male: 0, ageMean: 48, ageSD: 9, ageMin: 29, ageMax: 70,
-		years: [2]int{1995, 2000}, studies: [2]int{1, 4},
-		studyTypes: []studySpec{{"MR BREAST BILATERAL", "BREAST", 1, []seriesSpec{
-			mrBreast("Sag 3D SPGR PRE", seqT1GRE3D, 1), mrBreast("Sag 3D SPGR POST", seqT1GRE3D, 1),
-		}}},
-		scanners: []scannerSpec{{"MR", "GE MEDICAL SYSTEMS", "GENESIS_SIGNA"}, {"MR", "GE MEDICAL SYSTEMS", "SIGNA"}},
-	},
-	{
-		id: "tcga_gbm", cancerType: "Glioblastoma", patients: 40, idPattern: "TCGA-%s-%04d",
-		tss:  []string{"02", "06", "08", "12", "14", "19", "27", "76"},
-		male: 0.6, ageMean: 58, ageSD: 13, ageMin: 20, ageMax: 86,
-		years: [2]int{1993, 2008}, studies: [2]int{1, 3}, oldScanners: true,
-		studyTypes: []studySpec{
-			{"MRI BRAIN W WO CONTRAST", "BRAIN", 0.88, []seriesSpec{
-				mrBrain2D("AX T1", seqT1SE, 0.9), mrBrain2D("AX T2", seqT2TSE, 0.95), mrBrain2D("AX FLAIR", seqFLAIR, 0.9),
-				mrBrain2D("AX T1 POST GD", seqT1SE, 0.95), mrBrain2D("AX DWI", seqDWI, 0.6),
-			}},
-			{"CT HEAD WITHOUT CONTRAST", "HEAD", 0.12, []seriesSpec{ctHead}},
+		{
+			id: "rider_lung_ct", cancerType: "Lung Cancer", patients: 32, idPattern: "RIDER-%010d",
+			male: 0.5, ageMean: 62, ageSD: 11, ageMin: 32, ageMax: 84,
+			years: [2]int{2006, 2007}, studies: [2]int{2, 2}, sameDay: true,
+			studyTypes: []studySpec{{"CT CHEST WITHOUT CONTRAST", "CHEST", 1, []seriesSpec{{"CT", "1.25MM LUNG", [3]string{}, 1, [2]int{50, 80}, []float64{1.25}, [][2]int{{512, 512}}, [2]float64{0.6, 0.78}}}}},
+			scanners:   []scannerSpec{{"CT", "GE MEDICAL SYSTEMS", "LightSpeed16"}, {"CT", "GE MEDICAL SYSTEMS", "LightSpeed VCT"}},
 		},
-		scanners: join(mrOld, ctOld[:3]),
-	},
-	{
-		id: "upenn_gbm", cancerType: "Glioblastoma", patients: 100, idPattern: "UPENN-GBM-%05d",
-		male: 0.6, ageMean: 62, ageSD: 12, ageMin: 18, ageMax: 89, ageYoung: 0.06,
-		years: [2]int{2006, 2018}, studies: [2]int{1, 1},
-		studyTypes: []studySpec{{"MRI BRAIN TUMOR PROTOCOL", "BRAIN", 1, []seriesSpec{
-			mrBrain3D("T1", seqT13D, 1), mrBrain3D("T1GD", seqT13D, 1), mrBrain2D("T2", seqT2TSE, 1),
-			mrBrain2D("FLAIR", seqFLAIR, 1), mrBrain2D("DWI", seqDWI, 0.5), mrBrain2D("DTI_ADC", seqADC, 0.6),
-			mrBrain2D("DSC", seqDSC, 0.5), {"SEG", "Automated tumor segmentation", [3]string{}, 0.8, [2]int{1, 1}, nil, nil, [2]float64{}},
-		}}},
-		scanners: join([]scannerSpec{
-			{"MR", "SIEMENS", "TrioTim"}, {"MR", "SIEMENS", "Verio"}, {"MR", "SIEMENS", "Skyra"},
-			{"MR", "GE MEDICAL SYSTEMS", "Signa HDxt"},
-		}, derived),
-		sites: []siteSpec{{"Neuro-oncology Imaging Center", "Philadelphia, PA, USA", 1}, {"", "", 1}},
-	},
-	{
-		id: "tcga_kirc", cancerType: "Kidney Cancer", patients: 30, idPattern: "TCGA-%s-%04d",
-		tss:  []string{"A3", "B0", "B2", "B8", "BP", "CJ", "CW", "CZ", "DV"},
-		male: 0.65, ageMean: 60, ageSD: 11, ageMin: 30, ageMax: 88,
-		years: [2]int{1997, 2012}, studies: [2]int{1, 2},
-		studyTypes: []studySpec{
-			{"CT ABDOMEN PELVIS W CONTRAST", "ABDOMEN", 0.8, []seriesSpec{ctAbdomen, ctArterial}},
-			{"MR ABDOMEN W WO CONTRAST", "ABDOMEN", 0.2, []seriesSpec{mrBody("AX T2 HASTE", seqHASTE, 1), mrBody("AX T1 VIBE POST", seqT1GRE3D, 0.9)}},
+		{
+			id: "tcga_brca", cancerType: "Breast Cancer", patients: 45, idPattern: "TCGA-%s-%04d",
+			tss:  []string{"A2", "A7", "A8", "AN", "AO", "AR", "B6", "BH", "D8", "E2"},
+			male: 0.01, ageMean: 57, ageSD: 12, ageMin: 28, ageMax: 89,
+			years: [2]int{1999, 2004}, studies: [2]int{1, 2},
+			studyTypes: []studySpec{
+				{"MRI BREAST BILATERAL W WO CONTRAST", "BREAST", 0.55, []seriesSpec{
+					mrBreast("AX T1 PRE", seqT1GRE3D, 1), mrBreast("AX DYNAMIC POST 1", seqT1GRE3D, 0.9),
+					mrBreast("AX T2 FSE", seqT2TSE, 0.8), mrBreast("AX DWI", seqDWI, 0.4),
+				}},
+				{"MAMMOGRAM BILATERAL", "BREAST", 0.2, []seriesSpec{mgView("L CC"), mgView("L MLO"), mgView("R CC"), mgView("R MLO")}},
+				{"Slide microscopy", "BREAST", 0.25, []seriesSpec{slide}},
+			},
+			scanners: join(mrOld, mammo, slideScanners),
 		},
-		scanners: join(ctNew, mrOld),
-	},
-	{
-		id: "cptac_ccrcc", cancerType: "Kidney Cancer", patients: 45, idPattern: "C3L-%05d",
-		male: 0.7, ageMean: 61, ageSD: 11, ageMin: 30, ageMax: 86,
-		years: [2]int{2015, 2019}, studies: [2]int{1, 2},
-		studyTypes: []studySpec{
-			{"CT ABD/PELVIS W CONTRAST", "KIDNEY", 0.55, []seriesSpec{ctAbdomen}},
-			{"MRI ABDOMEN KIDNEY", "KIDNEY", 0.1, []seriesSpec{mrBody("AX T2 HASTE", seqHASTE, 1), mrBody("COR T1 POST", seqT1GRE3D, 1)}},
-			{"Slide microscopy", "KIDNEY", 0.35, []seriesSpec{slide}},
+		{
+			id: "cbis_ddsm", cancerType: "Breast Cancer", patients: 260, idPattern: "P_%05d",
+			male: 0, ageMissing: 1, ageMean: 57, ageSD: 12, ageMin: 30, ageMax: 89,
+			years: [2]int{1990, 1999}, studies: [2]int{1, 1}, oldScanners: true,
+			studyTypes: []studySpec{{"DIGITIZED FILM MAMMOGRAM", "BREAST", 1, []seriesSpec{
+				{"MG", "LEFT CC", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{4600, 3000}, {5400, 3100}}, [2]float64{0.0435, 0.05}},
+				{"MG", "LEFT MLO", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{4600, 3000}, {5400, 3100}}, [2]float64{0.0435, 0.05}},
+				{"MG", "RIGHT CC", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{4600, 3000}, {5400, 3100}}, [2]float64{0.0435, 0.05}},
+				{"MG", "RIGHT MLO", [3]string{}, 0.6, [2]int{1, 1}, nil, [][2]int{{4600, 3000}, {5400, 3100}}, [2]float64{0.0435, 0.05}},
+			}}},
+			scanners: []scannerSpec{{"MG", "HOWTEK", "MultiRAD850"}, {"MG", "LUMISYS", "LS85 SDR"}},
 		},
-		scanners: join(ctNew, mrNew, slideScanners),
-	},
-	{
-		id: "prostatex", cancerType: "Prostate Cancer", patients: 60, idPattern: "ProstateX-%04d",
-		male: 1, ageMean: 64, ageSD: 7, ageMin: 45, ageMax: 80,
-		years: [2]int{2011, 2012}, studies: [2]int{1, 1},
-		studyTypes: []studySpec{{"MR PROSTAAT KANKER DETECTIE WDS MC MS", "PROSTATE", 1, []seriesSpec{
-			mrProstate("t2_tse_tra", seqT2TSE, 1), mrProstate("t2_tse_sag", seqT2TSE, 0.7),
-			mrProstate("ep2d_diff_tra_DYNDIST", seqDWIPro, 1), mrProstate("ep2d_diff_tra_DYNDIST_ADC", seqADC, 1),
-			mrProstate("tfl_3d PD ref_tra_1.5x1.5_t3", seqPD3D, 0.8),
-		}}},
-		scanners: []scannerSpec{{"MR", "SIEMENS", "Skyra"}, {"MR", "SIEMENS", "TrioTim"}},
-	},
-	{
-		id: "tcga_lihc", cancerType: "Liver Cancer", patients: 25, idPattern: "TCGA-%s-%04d",
-		tss:  []string{"BC", "DD", "ED", "G3", "RC", "ZP"},
-		male: 0.68, ageMean: 60, ageSD: 12, ageMin: 25, ageMax: 85,
-		years: [2]int{1995, 2013}, studies: [2]int{1, 3},
-		studyTypes: []studySpec{
-			{"CT ABDOMEN W CONTRAST", "LIVER", 0.45, []seriesSpec{ctArterial, ctAbdomen}},
-			{"MR LIVER W WO CONTRAST", "LIVER", 0.25, []seriesSpec{mrBody("AX T2 HASTE", seqHASTE, 1), mrBody("AX T1 VIBE PRE", seqT1GRE3D, 1), mrBody("AX T1 VIBE ARTERIAL", seqT1GRE3D, 0.9)}},
-			{"US ABDOMEN LIMITED", "ABDOMEN", 0.2, []seriesSpec{{"US", "LIVER", [3]string{}, 1, [2]int{5, 15}, nil, [][2]int{{600, 800}, {768, 1024}}, [2]float64{}}}},
-			{"PET-CT FDG", "ABDOMEN", 0.1, []seriesSpec{ptWB, ctAC}},
+		{
+			id: "qin_breast", cancerType: "Breast Cancer", patients: 15, idPattern: "QIN-BREAST-01-%04d",
+			male: 0, ageMean: 52, ageSD: 10, ageMin: 30, ageMax: 78,
+			years: [2]int{2010, 2013}, studies: [2]int{1, 3},
+			studyTypes: []studySpec{
+				{"PET CT BREAST FDG", "CHEST", 0.5, []seriesSpec{ptWB, ctAC}},
+				{"MR BREAST DCE", "BREAST", 0.5, []seriesSpec{mrBreast("BREAST DCE", seqT1GRE3D, 1), mrBreast("DWI b800", seqDWI, 0.7)}},
+			},
+			scanners: join(petCT, []scannerSpec{{"MR", "SIEMENS", "TrioTim"}}),
 		},
-		scanners: join(ctNew, mrOld, ultrasound, petCT),
-	},
-	{
-		id: "cmb_crc", cancerType: "Colorectal Cancer", patients: 25, idPattern: "MSB-%05d",
-		male: 0.55, ageMean: 62, ageSD: 12, ageMin: 30, ageMax: 88,
-		years: [2]int{2019, 2023}, studies: [2]int{1, 3},
-		studyTypes: []studySpec{
-			{"CT CHEST ABDOMEN PELVIS W CONTRAST", "ABDOMEN", 0.4, []seriesSpec{ctAbdomen}},
-			{"CT CHEST W CONTRAST", "CHEST", 0.15, []seriesSpec{{"CT", "AXIAL 5MM CHEST", [3]string{}, 1, [2]int{55, 80}, []float64{5}, [][2]int{{512, 512}}, [2]float64{0.65, 0.85}}}},
-			{"MR PELVIS RECTUM STAGING", "PELVIS", 0.15, []seriesSpec{mrBody("AX T2 HIGH RES", seqT2TSE, 1), mrBody("DWI", seqDWI, 0.8)}},
-			{"Slide microscopy", "COLON", 0.3, []seriesSpec{slide}},
+		{
+			id: "breast_mri_nact_pilot", cancerType: "Breast Cancer", patients: 20, idPattern: "UCSF-BR-%02d",
+			male: 0, ageMean: 48, ageSD: 9, ageMin: 29, ageMax: 70,
+			years: [2]int{1995, 2000}, studies: [2]int{1, 4},
+			studyTypes: []studySpec{{"MR BREAST BILATERAL", "BREAST", 1, []seriesSpec{
+				mrBreast("Sag 3D SPGR PRE", seqT1GRE3D, 1), mrBreast("Sag 3D SPGR POST", seqT1GRE3D, 1),
+			}}},
+			scanners: []scannerSpec{{"MR", "GE MEDICAL SYSTEMS", "GENESIS_SIGNA"}, {"MR", "GE MEDICAL SYSTEMS", "SIGNA"}},
 		},
-		scanners: join([]scannerSpec{
-			{"CT", "SIEMENS", "SOMATOM Definition Flash"}, {"CT", "GE MEDICAL SYSTEMS", "Revolution CT"},
-			{"MR", "Philips Medical Systems", "Ingenia"}, {"MR", "SIEMENS", "Skyra"},
-		}, slideScanners),
-	},
-	{
-		id: "pediatric_ct_seg", cancerType: "Various", patients: 35, idPattern: "Pediatric-CT-SEG-%08X",
-		male: 0.55, ageMean: 8, ageSD: 5, ageMin: 0, ageMax: 16,
-		years: [2]int{2009, 2014}, studies: [2]int{1, 1},
-		studyTypes: []studySpec{
-			{"CT CHEST", "CHEST", 0.35, []seriesSpec{{"CT", "CHEST 2.5MM", [3]string{}, 1, [2]int{40, 80}, []float64{2.5}, [][2]int{{512, 512}}, [2]float64{0.4, 0.7}}, segAny}},
-			{"CT ABDOMEN PELVIS", "ABDOMEN", 0.45, []seriesSpec{{"CT", "ABD 2.5MM", [3]string{}, 1, [2]int{50, 90}, []float64{2.5}, [][2]int{{512, 512}}, [2]float64{0.45, 0.75}}, segAny}},
-			{"CT PELVIS", "PELVIS", 0.2, []seriesSpec{{"CT", "PELVIS 2.5MM", [3]string{}, 1, [2]int{30, 60}, []float64{2.5}, [][2]int{{512, 512}}, [2]float64{0.45, 0.75}}, segAny}},
+		{
+			id: "tcga_gbm", cancerType: "Glioblastoma", patients: 40, idPattern: "TCGA-%s-%04d",
+			tss:  []string{"02", "06", "08", "12", "14", "19", "27", "76"},
+			male: 0.6, ageMean: 58, ageSD: 13, ageMin: 20, ageMax: 86,
+			years: [2]int{1993, 2008}, studies: [2]int{1, 3}, oldScanners: true,
+			studyTypes: []studySpec{
+				{"MRI BRAIN W WO CONTRAST", "BRAIN", 0.88, []seriesSpec{
+					mrBrain2D("AX T1", seqT1SE, 0.9), mrBrain2D("AX T2", seqT2TSE, 0.95), mrBrain2D("AX FLAIR", seqFLAIR, 0.9),
+					mrBrain2D("AX T1 POST GD", seqT1SE, 0.95), mrBrain2D("AX DWI", seqDWI, 0.6),
+				}},
+				{"CT HEAD WITHOUT CONTRAST", "HEAD", 0.12, []seriesSpec{ctHead}},
+			},
+			scanners: join(mrOld, ctOld[:3]),
 		},
-		scanners: join([]scannerSpec{{"CT", "SIEMENS", "SOMATOM Definition AS+"}, {"CT", "SIEMENS", "SOMATOM Force"}}, derived[:1]),
-	},
-}
+		{
+			id: "upenn_gbm", cancerType: "Glioblastoma", patients: 100, idPattern: "UPENN-GBM-%05d",
+			male: 0.6, ageMean: 62, ageSD: 12, ageMin: 18, ageMax: 89, ageYoung: 0.06,
+			years: [2]int{2006, 2018}, studies: [2]int{1, 1},
+			studyTypes: []studySpec{{"MRI BRAIN TUMOR PROTOCOL", "BRAIN", 1, []seriesSpec{
+				mrBrain3D("T1", seqT13D, 1), mrBrain3D("T1GD", seqT13D, 1), mrBrain2D("T2", seqT2TSE, 1),
+				mrBrain2D("FLAIR", seqFLAIR, 1), mrBrain2D("DWI", seqDWI, 0.5), mrBrain2D("DTI_ADC", seqADC, 0.6),
+				mrBrain2D("DSC", seqDSC, 0.5), {"SEG", "Automated tumor segmentation", [3]string{}, 0.8, [2]int{1, 1}, nil, nil, [2]float64{}},
+			}}},
+			scanners: join([]scannerSpec{
+				{"MR", "SIEMENS", "TrioTim"}, {"MR", "SIEMENS", "Verio"}, {"MR", "SIEMENS", "Skyra"},
+				{"MR", "GE MEDICAL SYSTEMS", "Signa HDxt"},
+			}, derived),
+			sites: []siteSpec{{"Neuro-oncology Imaging Center", "Philadelphia, PA, USA", 1}, {"", "", 1}},
+		},
+		{
+			id: "tcga_kirc", cancerType: "Kidney Cancer", patients: 30, idPattern: "TCGA-%s-%04d",
+			tss:  []string{"A3", "B0", "B2", "B8", "BP", "CJ", "CW", "CZ", "DV"},
+			male: 0.65, ageMean: 60, ageSD: 11, ageMin: 30, ageMax: 88,
+			years: [2]int{1997, 2012}, studies: [2]int{1, 2},
+			studyTypes: []studySpec{
+				{"CT ABDOMEN PELVIS W CONTRAST", "ABDOMEN", 0.8, []seriesSpec{ctAbdomen, ctArterial}},
+				{"MR ABDOMEN W WO CONTRAST", "ABDOMEN", 0.2, []seriesSpec{mrBody("AX T2 HASTE", seqHASTE, 1), mrBody("AX T1 VIBE POST", seqT1GRE3D, 0.9)}},
+			},
+			scanners: join(ctNew, mrOld),
+		},
+		{
+			id: "cptac_ccrcc", cancerType: "Kidney Cancer", patients: 45, idPattern: "C3L-%05d",
+			male: 0.7, ageMean: 61, ageSD: 11, ageMin: 30, ageMax: 86,
+			years: [2]int{2015, 2019}, studies: [2]int{1, 2},
+			studyTypes: []studySpec{
+				{"CT ABD/PELVIS W CONTRAST", "KIDNEY", 0.55, []seriesSpec{ctAbdomen}},
+				{"MRI ABDOMEN KIDNEY", "KIDNEY", 0.1, []seriesSpec{mrBody("AX T2 HASTE", seqHASTE, 1), mrBody("COR T1 POST", seqT1GRE3D, 1)}},
+				{"Slide microscopy", "KIDNEY", 0.35, []seriesSpec{slide}},
+			},
+			scanners: join(ctNew, mrNew, slideScanners),
+		},
+		{
+			id: "prostatex", cancerType: "Prostate Cancer", patients: 60, idPattern: "ProstateX-%04d",
+			male: 1, ageMean: 64, ageSD: 7, ageMin: 45, ageMax: 80,
+			years: [2]int{2011, 2012}, studies: [2]int{1, 1},
+			studyTypes: []studySpec{{"MR PROSTAAT KANKER DETECTIE WDS MC MS", "PROSTATE", 1, []seriesSpec{
+				mrProstate("t2_tse_tra", seqT2TSE, 1), mrProstate("t2_tse_sag", seqT2TSE, 0.7),
+				mrProstate("ep2d_diff_tra_DYNDIST", seqDWIPro, 1), mrProstate("ep2d_diff_tra_DYNDIST_ADC", seqADC, 1),
+				mrProstate("tfl_3d PD ref_tra_1.5x1.5_t3", seqPD3D, 0.8),
+			}}},
+			scanners: []scannerSpec{{"MR", "SIEMENS", "Skyra"}, {"MR", "SIEMENS", "TrioTim"}},
+		},
+		{
+			id: "tcga_lihc", cancerType: "Liver Cancer", patients: 25, idPattern: "TCGA-%s-%04d",
+			tss:  []string{"BC", "DD", "ED", "G3", "RC", "ZP"},
+			male: 0.68, ageMean: 60, ageSD: 12, ageMin: 25, ageMax: 85,
+			years: [2]int{1995, 2013}, studies: [2]int{1, 3},
+			studyTypes: []studySpec{
+				{"CT ABDOMEN W CONTRAST", "LIVER", 0.45, []seriesSpec{ctArterial, ctAbdomen}},
+				{"MR LIVER W WO CONTRAST", "LIVER", 0.25, []seriesSpec{mrBody("AX T2 HASTE", seqHASTE, 1), mrBody("AX T1 VIBE PRE", seqT1GRE3D, 1), mrBody("AX T1 VIBE ARTERIAL", seqT1GRE3D, 0.9)}},
+				{"US ABDOMEN LIMITED", "ABDOMEN", 0.2, []seriesSpec{{"US", "LIVER", [3]string{}, 1, [2]int{5, 15}, nil, [][2]int{{600, 800}, {768, 1024}}, [2]float64{}}}},
+				{"PET-CT FDG", "ABDOMEN", 0.1, []seriesSpec{ptWB, ctAC}},
+			},
+			scanners: join(ctNew, mrOld, ultrasound, petCT),
+		},
+		{
+			id: "cmb_crc", cancerType: "Colorectal Cancer", patients: 25, idPattern: "MSB-%05d",
+			male: 0.55, ageMean: 62, ageSD: 12, ageMin: 30, ageMax: 88,
+			years: [2]int{2019, 2023}, studies: [2]int{1, 3},
+			studyTypes: []studySpec{
+				{"CT CHEST ABDOMEN PELVIS W CONTRAST", "ABDOMEN", 0.4, []seriesSpec{ctAbdomen}},
+				{"CT CHEST W CONTRAST", "CHEST", 0.15, []seriesSpec{{"CT", "AXIAL 5MM CHEST", [3]string{}, 1, [2]int{55, 80}, []float64{5}, [][2]int{{512, 512}}, [2]float64{0.65, 0.85}}}},
+				{"MR PELVIS RECTUM STAGING", "PELVIS", 0.15, []seriesSpec{mrBody("AX T2 HIGH RES", seqT2TSE, 1), mrBody("DWI", seqDWI, 0.8)}},
+				{"Slide microscopy", "COLON", 0.3, []seriesSpec{slide}},
+			},
+			scanners: join([]scannerSpec{
+				{"CT", "SIEMENS", "SOMATOM Definition Flash"}, {"CT", "GE MEDICAL SYSTEMS", "Revolution CT"},
+				{"MR", "Philips Medical Systems", "Ingenia"}, {"MR", "SIEMENS", "Skyra"},
+			}, slideScanners),
+		},
+		{
+			id: "pediatric_ct_seg", cancerType: "Various", patients: 35, idPattern: "Pediatric-CT-SEG-%08X",
+			male: 0.55, ageMean: 8, ageSD: 5, ageMin: 0, ageMax: 16,
+			years: [2]int{2009, 2014}, studies: [2]int{1, 1},
+			studyTypes: []studySpec{
+				{"CT CHEST", "CHEST", 0.35, []seriesSpec{{"CT", "CHEST 2.5MM", [3]string{}, 1, [2]int{40, 80}, []float64{2.5}, [][2]int{{512, 512}}, [2]float64{0.4, 0.7}}, segAny}},
+				{"CT ABDOMEN PELVIS", "ABDOMEN", 0.45, []seriesSpec{{"CT", "ABD 2.5MM", [3]string{}, 1, [2]int{50, 90}, []float64{2.5}, [][2]int{{512, 512}}, [2]float64{0.45, 0.75}}, segAny}},
+				{"CT PELVIS", "PELVIS", 0.2, []seriesSpec{{"CT", "PELVIS 2.5MM", [3]string{}, 1, [2]int{30, 60}, []float64{2.5}, [][2]int{{512, 512}}, [2]float64{0.45, 0.75}}, segAny}},
+			},
+			scanners: join([]scannerSpec{{"CT", "SIEMENS", "SOMATOM Definition AS+"}, {"CT", "SIEMENS", "SOMATOM Force"}}, derived[:1]),
+		},
+	}
+})

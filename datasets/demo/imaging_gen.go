@@ -33,14 +33,15 @@ func (g *imagingGen) scaledPatients(c *collectionSpec) int {
 
 // run writes every collection, checking ctx between patients.
 func (g *imagingGen) run(ctx context.Context) error {
+	cs := collections()
 	var total int64
-	for i := range collections {
-		total += int64(g.scaledPatients(&collections[i]))
+	for i := range cs {
+		total += int64(g.scaledPatients(&cs[i]))
 	}
 	report(g.opts.Progress, "imaging", 0, total, "patients")
 	var done int64
-	for i := range collections {
-		c := &collections[i]
+	for i := range cs {
+		c := &cs[i]
 		stations := make([]string, len(c.scanners))
 		for j, s := range c.scanners {
 			stations[j] = g.stationName(s.modality)

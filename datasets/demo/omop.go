@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clinsight/clinsight/datasets"
@@ -27,19 +28,21 @@ type OMOPOptions struct {
 
 // demoSynonyms are concept synonyms of the demo vocabulary (lay and
 // alternative names), written for Clinsight.
-var demoSynonyms = map[string][]string{
-	"mi":        {"Heart attack"},
-	"htn":       {"High blood pressure"},
-	"cva":       {"Stroke"},
-	"t2dm":      {"Type II diabetes mellitus", "Adult-onset diabetes"},
-	"copd":      {"Chronic obstructive pulmonary disease"},
-	"gerd":      {"Acid reflux"},
-	"uti":       {"Urinary tract infection"},
-	"aki":       {"Acute kidney injury"},
-	"esrd":      {"Kidney failure"},
-	"hld":       {"High cholesterol"},
-	"alzheimer": {"Alzheimer disease"},
-}
+var demoSynonyms = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"mi":        {"Heart attack"},
+		"htn":       {"High blood pressure"},
+		"cva":       {"Stroke"},
+		"t2dm":      {"Type II diabetes mellitus", "Adult-onset diabetes"},
+		"copd":      {"Chronic obstructive pulmonary disease"},
+		"gerd":      {"Acid reflux"},
+		"uti":       {"Urinary tract infection"},
+		"aki":       {"Acute kidney injury"},
+		"esrd":      {"Kidney failure"},
+		"hld":       {"High cholesterol"},
+		"alzheimer": {"Alzheimer disease"},
+	}
+})
 
 // omopTables are the CDM tables the demo fills, in order, with the query
 // that fills each from the demo's MIMIC-shaped tables (attached as src).
@@ -261,17 +264,17 @@ func writeOMOPVocabulary(ctx context.Context, tx *sql.Tx) ([]TableCount, error) 
 
 	// Standard concepts and their hierarchy.
 	parent := map[int64][]int64{} // child → parents
-	keys := make([]string, 0, len(demoConditions))
-	for k := range demoConditions {
+	keys := make([]string, 0, len(demoConditions()))
+	for k := range demoConditions() {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	target := map[string]int64{} // ICD-10 code → standard concept
 	for _, k := range keys {
-		c := demoConditions[k]
+		c := demoConditions()[k]
 		add(c, "S")
 		for _, p := range c.parents {
-			parent[c.id] = append(parent[c.id], demoConditions[p].id)
+			parent[c.id] = append(parent[c.id], demoConditions()[p].id)
 		}
 		for _, code := range c.sources {
 			target[code] = c.id
@@ -281,13 +284,13 @@ func writeOMOPVocabulary(ctx context.Context, tx *sql.Tx) ([]TableCount, error) 
 		add(c, "S")
 	}
 	drugConcept := map[drugID]int64{}
-	ingKeys := make([]string, 0, len(demoIngredients))
-	for k := range demoIngredients {
+	ingKeys := make([]string, 0, len(demoIngredients()))
+	for k := range demoIngredients() {
 		ingKeys = append(ingKeys, k)
 	}
 	sort.Strings(ingKeys)
 	for _, k := range ingKeys {
-		ing := demoIngredients[k]
+		ing := demoIngredients()[k]
 		add(ing.concept, "S")
 		for _, d := range ing.drugs {
 			spec := drugs[d]
@@ -298,14 +301,14 @@ func writeOMOPVocabulary(ctx context.Context, tx *sql.Tx) ([]TableCount, error) 
 			drugConcept[d] = id
 		}
 	}
-	labIDs := make([]labID, 0, len(demoLabs))
-	for l := range demoLabs {
+	labIDs := make([]labID, 0, len(demoLabs()))
+	for l := range demoLabs() {
 		labIDs = append(labIDs, l)
 	}
 	slices.Sort(labIDs)
 	for _, l := range labIDs {
-		add(demoLabs[l], "S")
-		if _, err := tx.ExecContext(ctx, "INSERT INTO temp.map_lab VALUES (?, ?)", labItems[l].itemid, demoLabs[l].id); err != nil {
+		add(demoLabs()[l], "S")
+		if _, err := tx.ExecContext(ctx, "INSERT INTO temp.map_lab VALUES (?, ?)", labItems[l].itemid, demoLabs()[l].id); err != nil {
 			return nil, fmt.Errorf("vocabulary: %w", err)
 		}
 	}
@@ -440,14 +443,14 @@ func writeOMOPVocabulary(ctx context.Context, tx *sql.Tx) ([]TableCount, error) 
 	}
 	defer syn.Close()
 	nsyn := 0
-	synKeys := make([]string, 0, len(demoSynonyms))
-	for k := range demoSynonyms {
+	synKeys := make([]string, 0, len(demoSynonyms()))
+	for k := range demoSynonyms() {
 		synKeys = append(synKeys, k)
 	}
 	sort.Strings(synKeys)
 	for _, k := range synKeys {
-		for _, s := range demoSynonyms[k] {
-			if _, err := syn.ExecContext(ctx, demoConditions[k].id, s); err != nil {
+		for _, s := range demoSynonyms()[k] {
+			if _, err := syn.ExecContext(ctx, demoConditions()[k].id, s); err != nil {
 				return nil, fmt.Errorf("vocabulary: %w", err)
 			}
 			nsyn++

@@ -142,13 +142,13 @@ func TestOMOPDemoConceptsMatchSynthea(t *testing.T) {
 		ref[id] = rec
 	}
 	var all []demoConcept
-	for _, c := range demoConditions {
+	for _, c := range demoConditions() {
 		all = append(all, c)
 	}
-	for _, ing := range demoIngredients {
+	for _, ing := range demoIngredients() {
 		all = append(all, ing.concept)
 	}
-	for _, c := range demoLabs {
+	for _, c := range demoLabs() {
 		all = append(all, c)
 	}
 	all = append(all, demoFixedConcepts...)
