@@ -213,10 +213,9 @@ func (w *workbookWriter) armsTable() (t export.Table, ok bool) {
 	for i := range p.NumOutcomes() {
 		o := p.OutcomeAt(i)
 		need := GroupsCompared(o.Result.Measure)
-		for _, id := range p.Included() {
-			r, has := o.Results[id]
+		for id, r := range p.includedResults(o) {
 			c, chosen := o.Arms[id]
-			if !has || (!chosen && !needsArmChoice(r, o.Result.Measure)) {
+			if !chosen && !needsArmChoice(r, o.Result.Measure) {
 				continue
 			}
 			groups := strings.Trim(groupNames(r), " ")
