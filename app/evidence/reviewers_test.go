@@ -35,6 +35,33 @@ func mustDo(t *testing.T, err error) {
 	}
 }
 
+// readOldProject reads testdata/project_v1.json, a project saved by the
+// Clinsight of format version 1 (written by that version's code), and
+// returns it parsed, with the file's bytes.
+func readOldProject(t *testing.T) (*Project, []byte) {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/project_v1.json")
+	mustDo(t, err)
+	p, err := ParseProject(raw)
+	mustDo(t, err)
+	return p, raw
+}
+
+// checkSavedAgainUnchanged fails the test unless p, saved again as the app
+// saves it (indented JSON), is the same JSON as raw, the file it was read
+// from.
+func checkSavedAgainUnchanged(t *testing.T, p *Project, raw []byte) {
+	t.Helper()
+	again, err := json.MarshalIndent(p, "", "  ")
+	mustDo(t, err)
+	var before, after any
+	mustDo(t, json.Unmarshal(raw, &before))
+	mustDo(t, json.Unmarshal(again, &after))
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("the old project changed when saved again:\n%s", again)
+	}
+}
+
 // TestAgreementAgainstAHandComputedExample checks Cohen's kappa and the raw
 // agreement of two reviewers against the textbook example computed by
 // hand: 50 records, both include 20, both exclude 15, only the first
@@ -379,10 +406,7 @@ func TestPRISMACountsOfBothStagesEqualHandCounts(t *testing.T) {
 // by that version's code) and checks that it is read, counted and saved
 // again exactly as before.
 func TestOldSavedReviewLoadsUnchanged(t *testing.T) {
-	raw, err := os.ReadFile("testdata/project_v1.json")
-	mustDo(t, err)
-	p, err := ParseProject(raw)
-	mustDo(t, err)
+	p, raw := readOldProject(t)
 	if p.Version != 1 || p.HasReviewers() || p.FullTextStage || len(p.Decisions) != 6 {
 		t.Fatalf("read as version %d, reviewers %v, full-text stage %v, %d decisions", p.Version, p.Reviewers, p.FullTextStage, len(p.Decisions))
 	}
@@ -394,14 +418,7 @@ func TestOldSavedReviewLoadsUnchanged(t *testing.T) {
 		t.Errorf("PRISMA %+v", c)
 	}
 	// Saved again, it is the same JSON, still version 1.
-	again, err := json.MarshalIndent(p, "", "  ")
-	mustDo(t, err)
-	var before, after any
-	mustDo(t, json.Unmarshal(raw, &before))
-	mustDo(t, json.Unmarshal(again, &after))
-	if !reflect.DeepEqual(before, after) {
-		t.Errorf("the old project changed when saved again:\n%s", again)
-	}
+	checkSavedAgainUnchanged(t, p, raw)
 	// One decision in it goes on as before.
 	mustDo(t, p.Decide("a7", false, "Wrong population"))
 	if p.Version != 1 {

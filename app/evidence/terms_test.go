@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -238,14 +237,7 @@ func TestSearchTermsOldProjectLoadsUnchanged(t *testing.T) {
 
 	// A whole project saved before (format version 1): its terms and
 	// query are as they were.
-	raw, err := os.ReadFile("testdata/project_v1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ParseProject(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := readOldProject(t)
 	if p.Terms.Comparators != nil || p.Terms.JoinComparators {
 		t.Errorf("version 1 project: terms %+v", p.Terms)
 	}
