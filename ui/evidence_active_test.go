@@ -197,30 +197,3 @@ func TestEvidenceScreenStoppingRules(t *testing.T) {
 		}
 	})
 }
-
-// TestEvidenceSearchOutcomeTermsOptional: the query built from the terms
-// joins the condition AND the treatment terms; the outcome terms join only
-// when the user switches them on, and that choice is kept in the project.
-func TestEvidenceSearchOutcomeTermsOptional(t *testing.T) {
-	svc := newFakeReviews("lit")
-	r := fakeSearched(t, svc, "outcomes")
-	r.p.Terms = evidence.SearchTerms{Conditions: []string{"asthma"}, Treatments: []string{"budesonide"}, Outcomes: []string{"exacerbation"}}
-	s := newTestEvidenceScreen(t, svc, nil)
-	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
-	onUI(t, func(t testing.TB) {
-		v := s.search
-		if v.joinOut.Checked {
-			t.Fatal("the outcome terms are required by default")
-		}
-		test.Tap(v.buildBtn)
-		if q := s.project().Query; q != "asthma AND budesonide" {
-			t.Fatalf("default query %q, want the outcome left out", q)
-		}
-		v.joinOut.SetChecked(true)
-		test.Tap(v.buildBtn)
-		p := s.project()
-		if q := p.Query; q != "asthma AND budesonide AND exacerbation" || !p.Terms.JoinOutcomes {
-			t.Fatalf("with the outcome switched on: query %q, kept %v", q, p.Terms.JoinOutcomes)
-		}
-	})
-}

@@ -223,15 +223,12 @@ func (r *fakeReview) CachedText(id string) (evidence.StudyText, bool) {
 	return t, ok
 }
 
-// Analyze analyses the outcome as the project's rules do.
+// Analyze analyses the outcome by the project's rules
+// (evidence.Project.AnalyzeOutcome, which only reads the project).
 func (r *fakeReview) Analyze(outcome int) (meta.Result, error) {
 	r.mu.Lock()
-	cp, err := r.p.Clone()
-	r.mu.Unlock()
-	if err != nil {
-		return meta.Result{}, err
-	}
-	_, res, err := cp.AnalyzeOutcome(outcome)
+	defer r.mu.Unlock()
+	_, res, err := r.p.AnalyzeOutcome(outcome)
 	return res, err
 }
 func (r *fakeReview) ExportWorkbook(context.Context, string, export.Provenance) error {
@@ -287,8 +284,7 @@ func TestEvidenceScreenCancel(t *testing.T) {
 		<-ctx.Done()
 		return fmt.Errorf("screening stopped (1 studies screened were kept): %w", ctx.Err())
 	}
-	s := newTestEvidenceScreen(t, svc, nil)
-	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
+	s := openTestEvidenceScreen(t, svc, nil)
 	onUI(t, func(testing.TB) { test.Tap(s.screening.screenBtn) })
 	<-started
 	onUI(t, func(testing.TB) { s.running.cancel() })
@@ -356,8 +352,7 @@ func TestEvidenceScreenStepFailure(t *testing.T) {
 func TestEvidenceScreenShowsSaveFailures(t *testing.T) {
 	svc := newFakeReviews("lit")
 	r := fakeSearched(t, svc, "saving")
-	s := newTestEvidenceScreen(t, svc, nil)
-	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
+	s := openTestEvidenceScreen(t, svc, nil)
 	onUI(t, func(t testing.TB) {
 		s.pico.entries[3].SetText("mortality")
 		if s.saveState.Text != "unsaved changes…" {

@@ -19,8 +19,7 @@ func TestEvidenceScreenMetaMethods(t *testing.T) {
 	svc := newFakeReviews("lit")
 	r := fakeSearched(t, svc, "methods")
 	r.p.Result = evidence.ResultSpec{Outcome: "mortality", Measure: evidence.TwoGroups}
-	s := newTestEvidenceScreen(t, svc, nil)
-	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
+	s := openTestEvidenceScreen(t, svc, nil)
 	onUI(t, func(t testing.TB) {
 		mv := s.meta
 		s.steps.SelectIndex(5)

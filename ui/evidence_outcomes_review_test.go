@@ -76,8 +76,7 @@ func TestEvidenceScreenOutcomesOnAReview(t *testing.T) {
 		return ollamatest.ChatReply{Content: string(raw)}
 	})
 
-	s := newTestEvidenceScreen(t, ws.Reviews(), ws.Logger())
-	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
+	s := openTestEvidenceScreen(t, ws.Reviews(), ws.Logger())
 	onUI(t, func(t testing.TB) {
 		rv := s.results
 		s.steps.SelectIndex(4)
@@ -89,9 +88,7 @@ func TestEvidenceScreenOutcomesOnAReview(t *testing.T) {
 		}
 		test.Tap(rv.resultsBtn)
 	})
-	if notice := waitIdle(t, s); notice != "" {
-		t.Fatalf("extraction: %s", notice)
-	}
+	waitDone(t, s, "extraction")
 	mu.Lock()
 	prompts := slices.Clone(asked)
 	mu.Unlock()

@@ -74,8 +74,7 @@ func TestEvidenceScreenOutcomes(t *testing.T) {
 		}
 		return nil
 	}
-	s := newTestEvidenceScreen(t, svc, nil)
-	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
+	s := openTestEvidenceScreen(t, svc, nil)
 	onUI(t, func(t testing.TB) {
 		rv := s.results
 		s.steps.SelectIndex(4)

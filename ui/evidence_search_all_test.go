@@ -43,9 +43,7 @@ func TestEvidenceSearchEveryMatchAndPICOParts(t *testing.T) {
 		v.query.SetText("carcinoma OR ablation OR cancer")
 		test.Tap(v.searchBtn)
 	})
-	if notice := waitIdle(t, s); notice != "" {
-		t.Fatalf("search: %s", notice)
-	}
+	waitDone(t, s, "search")
 	onUI(t, func(t testing.TB) {
 		p, v := s.project(), s.search
 		if p.Search == nil || len(p.Search.IDs) < 30 || int64(len(p.Search.IDs)+len(p.Search.DuplicateOf)) != p.Search.Total {

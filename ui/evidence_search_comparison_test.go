@@ -12,22 +12,22 @@ import (
 
 // TestEvidenceSearchComparisonTermsOptional: the terms editor shows the
 // comparison terms in a row of their own; the query built from the terms
-// leaves them out by default and ANDs them as their own group when the
-// user requires them, a choice kept in the project.
+// joins the condition AND the treatment terms, leaves the comparison and
+// the outcome terms out by default and ANDs each as its own group when the
+// user requires it, choices kept in the project.
 func TestEvidenceSearchComparisonTermsOptional(t *testing.T) {
 	svc := newFakeReviews("lit")
 	r := fakeSearched(t, svc, "comparison")
 	r.p.Terms = evidence.SearchTerms{Conditions: []string{"asthma"}, Treatments: []string{"budesonide"},
 		Comparators: []string{"placebo", "montelukast"}, Outcomes: []string{"exacerbation"}}
-	s := newTestEvidenceScreen(t, svc, nil)
-	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
+	s := openTestEvidenceScreen(t, svc, nil)
 	onUI(t, func(t testing.TB) {
 		v := s.search
 		if got := v.terms[2].Text; got != "placebo\nmontelukast" {
 			t.Fatalf("comparison row %q", got)
 		}
-		if v.joinComp.Checked {
-			t.Fatal("the comparison terms are required by default")
+		if v.joinComp.Checked || v.joinOut.Checked {
+			t.Fatalf("required by default: the comparison terms %v, the outcome terms %v", v.joinComp.Checked, v.joinOut.Checked)
 		}
 		test.Tap(v.buildBtn)
 		if q := s.project().Query; q != "asthma AND budesonide" {
@@ -47,8 +47,9 @@ func TestEvidenceSearchComparisonTermsOptional(t *testing.T) {
 		}
 		v.joinComp.SetChecked(false)
 		test.Tap(v.buildBtn)
-		if q := s.project().Query; q != "asthma AND budesonide AND exacerbation" || s.project().Terms.JoinComparators {
-			t.Fatalf("with the comparison switched off again: query %q", q)
+		p = s.project()
+		if q := p.Query; q != "asthma AND budesonide AND exacerbation" || p.Terms.JoinComparators || !p.Terms.JoinOutcomes {
+			t.Fatalf("with the outcome alone switched on: query %q, kept %v %v", q, p.Terms.JoinComparators, p.Terms.JoinOutcomes)
 		}
 	})
 }
@@ -71,9 +72,7 @@ func TestEvidenceSuggestTermsFillsTheComparisonRow(t *testing.T) {
 		s.search.joinComp.SetChecked(true)
 		test.Tap(s.pico.suggestBtn)
 	})
-	if notice := waitIdle(t, s); notice != "" {
-		t.Fatalf("suggest terms: %s", notice)
-	}
+	waitDone(t, s, "suggest terms")
 	const want = `("hepatocellular carcinoma" OR HCC) AND ("microwave ablation" OR MWA) AND ("radiofrequency ablation" OR RFA)`
 	onUI(t, func(t testing.TB) {
 		v := s.search

@@ -64,6 +64,15 @@ func waitIdle(t *testing.T, s *EvidenceScreen) string {
 	return notice
 }
 
+// waitDone waits until the running step ends (waitIdle) and fails the test
+// with the notice the step left, if any.
+func waitDone(t *testing.T, s *EvidenceScreen, step string) {
+	t.Helper()
+	if notice := waitIdle(t, s); notice != "" {
+		t.Fatalf("%s: %s", step, notice)
+	}
+}
+
 // screeningModel answers screening prompts: YES to criterion 1 for a
 // randomized controlled trial (UNCERTAIN otherwise), NO to criterion 2.
 func screeningReply(req api.ChatRequest) (ollamatest.ChatReply, bool) {
@@ -188,9 +197,7 @@ func TestEvidenceScreenReview(t *testing.T) {
 		v.limitSel.SetSelected("20")
 		test.Tap(v.searchBtn)
 	})
-	if notice := waitIdle(t, s); notice != "" {
-		t.Fatalf("search: %s", notice)
-	}
+	waitDone(t, s, "search")
 	onUI(t, func(t testing.TB) {
 		p, v := s.project(), s.search
 		if p.Search == nil || p.Search.Total < 20 || len(p.Search.IDs) != 20 {
@@ -497,9 +504,7 @@ func TestEvidenceScreenWithoutModel(t *testing.T) {
 		}
 		test.Tap(v.searchBtn)
 	})
-	if notice := waitIdle(t, s); notice != "" {
-		t.Fatalf("search: %s", notice)
-	}
+	waitDone(t, s, "search")
 	onUI(t, func(t testing.TB) {
 		if p := s.project(); p.Search == nil || len(p.Search.IDs) == 0 {
 			t.Fatalf("search %+v", p.Search)
@@ -522,6 +527,15 @@ func newTestEvidenceScreen(t *testing.T, svc app.ReviewService, logger *slog.Log
 		s = NewEvidenceScreen(t.Context(), svc, logger, a.NewWindow("evidence"), "test")
 		s.Refresh()
 	})
+	return s
+}
+
+// openTestEvidenceScreen is newTestEvidenceScreen once the screen shows
+// the review it opened (the service's last).
+func openTestEvidenceScreen(t *testing.T, svc app.ReviewService, logger *slog.Logger) *EvidenceScreen {
+	t.Helper()
+	s := newTestEvidenceScreen(t, svc, logger)
+	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
 	return s
 }
 
