@@ -34,15 +34,7 @@ func TestScreenshotArmsDialog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var s *EvidenceScreen
-	var w fyne.Window
-	onUI(t, func(t testing.TB) {
-		w = a.NewWindow("Clinsight")
-		w.Resize(fyne.NewSize(1280, 820))
-		s = NewEvidenceScreen(t.Context(), svc, nil, w, "test")
-		w.SetContent(s.Content())
-		s.Refresh()
-	})
+	s, w := evidenceWindow(t, a, svc, fyne.NewSize(1280, 820))
 	waitUntil(t, "the project opened", func() bool { return s.project() != nil })
 	path := filepath.Join(screenshotDir(t), "evidence-arms.png")
 	onUI(t, func(t testing.TB) {

@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
 )
 
@@ -57,15 +58,7 @@ func TestScreenshotScreeningStep(t *testing.T) {
 	}
 	r.p.Stopping.Consecutive = 20
 
-	var s *EvidenceScreen
-	var w fyne.Window
-	onUI(t, func(t testing.TB) {
-		w = a.NewWindow("Clinsight")
-		w.Resize(fyne.NewSize(1400, 1000))
-		s = NewEvidenceScreen(t.Context(), svc, nil, w, "test")
-		w.SetContent(s.Content())
-		s.Refresh()
-	})
+	s, w := evidenceWindow(t, a, svc, fyne.NewSize(1400, 1000))
 	waitUntil(t, "the ranking and the curve", func() bool {
 		return s.project() != nil && s.screening.ranking != nil && !s.screening.rankBusy && s.screening.curveImg.Image != nil
 	})
@@ -79,4 +72,20 @@ func TestScreenshotScreeningStep(t *testing.T) {
 		withTheme(theme.DefaultTheme(), func() { capturePNG(t, w.Canvas(), path) })
 		w.Close()
 	})
+}
+
+// evidenceWindow shows an evidence screen over svc in a window of app a of
+// the given size, for a screenshot.
+func evidenceWindow(t *testing.T, a fyne.App, svc app.ReviewService, size fyne.Size) (*EvidenceScreen, fyne.Window) {
+	t.Helper()
+	var s *EvidenceScreen
+	var w fyne.Window
+	onUI(t, func(t testing.TB) {
+		w = a.NewWindow("Clinsight")
+		w.Resize(size)
+		s = NewEvidenceScreen(t.Context(), svc, nil, w, "test")
+		w.SetContent(s.Content())
+		s.Refresh()
+	})
+	return s, w
 }
