@@ -77,4 +77,5 @@ for bin in "${bins[@]}"; do
   echo "package initialisation of $(basename "$bin") --help (GODEBUG=inittrace=1), largest by bytes allocated:"
   GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init /{printf "%-50s %8s ms %10d bytes %6d allocs\n", $2, $5, $8, $10}' | sort -k4 -n -r | head -10
   GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init /{t+=$5; b+=$8; a+=$10} END {printf "all packages: %.1f ms, %d bytes, %d allocs\n", t, b, a}'
+  GODEBUG=inittrace=1 "$bin" --help 2>&1 >/dev/null | awk '/^init github.com\/clinsight\/clinsight\//{t+=$5; b+=$8; a+=$10} END {printf "Clinsight'"'"'s own packages: %.1f ms, %d bytes, %d allocs (internal/initcost bounds each)\n", t, b, a}'
 done
