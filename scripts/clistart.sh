@@ -6,7 +6,8 @@
 # costs are listed with GODEBUG=inittrace=1 (the ten largest by allocated
 # bytes, which unlike their times do not depend on the machine's load).
 # Several binaries (e.g. before and after a change) are timed in the same
-# run, in turn. `tables` lists the sources of CLINSIGHT_WORKSPACE when it is
+# run, in turn (round-robin, so that a change of the machine's load hits
+# all alike). `tables` lists the sources of CLINSIGHT_WORKSPACE when it is
 # set (e.g. a workspace after 'clinsight demo init'), of an empty one
 # otherwise.
 #   usage: scripts/clistart.sh [BINARY...]   (default: builds ./ with -tags ci)
@@ -31,19 +32,42 @@ EOF
 (cd "$tmp/hello" && CGO_ENABLED=0 GOFLAGS= GO111MODULE=off go build -o "$tmp/hello-bin" main.go)
 export CLINSIGHT_WORKSPACE=${CLINSIGHT_WORKSPACE:-$tmp/ws} OLLAMA_HOST=127.0.0.1:1
 
-# median RUNS CMD...: prints "median min max" in ms of RUNS runs of CMD.
-median() {
-  local n=$1
-  shift
-  "$@" >/dev/null 2>&1 || true # warm the page cache
-  for _ in $(seq "$n"); do
-    local t0 t1
-    t0=$(date +%s%N)
-    "$@" >/dev/null 2>&1 || true
-    t1=$(date +%s%N)
-    echo $(( (t1 - t0) / 1000 ))
-  done | sort -n | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2;
-    printf "median %6.1f ms  min %6.1f  max %6.1f  (%d runs)\n", m/1000, v[1]/1000, v[NR]/1000, NR}'
+# The commands timed: a label, a binary and its argument (if any) each.
+labels=("hello-world Go binary")
+cbins=("$tmp/hello-bin")
+cargs=("")
+for bin in "${bins[@]}"; do
+  labels+=("$(basename "$bin") --help" "$(basename "$bin") tables")
+  cbins+=("$bin" "$bin")
+  cargs+=(--help tables)
+done
+
+# run C: runs command C, its output discarded.
+run() { "${cbins[$1]}" ${cargs[$1]:+"${cargs[$1]}"} >/dev/null 2>&1 || true; }
+
+# walltimes RUNS: runs every command RUNS times, in turn (one run of each,
+# then the next round), so that a change in the machine's load during the
+# measurement hits every command alike, and prints the median, min and max
+# wall time of each in ms.
+walltimes() {
+  local n=$1 i c t0 t1
+  for c in "${!labels[@]}"; do
+    run "$c" # warm the page cache
+    : >"$tmp/times.$c"
+  done
+  for i in $(seq "$n"); do
+    for c in "${!labels[@]}"; do
+      t0=$(date +%s%N)
+      run "$c"
+      t1=$(date +%s%N)
+      echo $(( (t1 - t0) / 1000 )) >>"$tmp/times.$c"
+    done
+  done
+  for c in "${!labels[@]}"; do
+    printf '%-40s ' "${labels[$c]}"
+    sort -n "$tmp/times.$c" | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2;
+      printf "median %6.1f ms  min %6.1f  max %6.1f  (%d runs)\n", m/1000, v[1]/1000, v[NR]/1000, NR}'
+  done
 }
 
 # cpu RUNS CMD...: prints the mean processor time (task-clock, all
@@ -60,12 +84,7 @@ cpu() {
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-40s ' "hello-world Go binary";  median "$runs" "$tmp/hello-bin"
-for bin in "${bins[@]}"; do
-  printf '%-40s ' "$(basename "$bin") --help"; median "$runs" "$bin" --help
-  printf '%-40s ' "$(basename "$bin") tables"; median "$runs" "$bin" tables
-done
-printf '%-40s ' "hello-world Go binary";  median "$runs" "$tmp/hello-bin"
+walltimes "$runs"
 LABEL="hello-world Go binary" cpu "$runs" "$tmp/hello-bin"
 for bin in "${bins[@]}"; do
   LABEL="$(basename "$bin") --help" cpu "$runs" "$bin" --help
