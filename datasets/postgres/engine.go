@@ -240,9 +240,9 @@ func (e *Engine) withTx(ctx context.Context, setPath bool, f func(*pgx.Conn) err
 // beginTx acquires a pooled connection and starts the READ ONLY
 // transaction of withTx on it; end it with endTx.
 func (e *Engine) beginTx(ctx context.Context, setPath bool) (*pgxpool.Conn, error) {
-	pc, err := e.pool.Acquire(ctx)
+	pc, err := e.acquire(ctx)
 	if err != nil {
-		return nil, e.connectError(err)
+		return nil, err
 	}
 	ms := e.opts.Timeout.Milliseconds()
 	path := ""
@@ -622,6 +622,10 @@ func (e *Engine) translate(ctx context.Context, text string, err error) error {
 	var refused *datasets.RefusedError
 	if errors.As(err, &refused) {
 		return refused
+	}
+	var busy *busyError
+	if errors.As(err, &busy) {
+		return busy // the statement never ran: not a time-out of its own
 	}
 	var pe *pgconn.PgError
 	isPg := errors.As(err, &pe)
