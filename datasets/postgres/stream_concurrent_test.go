@@ -346,21 +346,36 @@ func TestConcurrentExportsBeyondThePool(t *testing.T) {
 	})
 	checkBusy(t, "the catalog under a 500ms limit", err, took, 500*time.Millisecond, maxConns)
 
-	// Cancelled while waiting: ends with the cancel.
-	ctx, cancel := context.WithCancel(context.Background())
-	qerr := make(chan error, 1)
-	go func() {
-		_, err := e.Query(ctx, "SELECT count(*) FROM patients")
-		qerr <- err
-	}()
-	cancel()
-	select {
-	case err := <-qerr:
-		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "cancel") {
-			t.Errorf("a query cancelled while waiting: %v", err)
+	// Cancelled while waiting (the user's Cancel on a query or on an
+	// export queued behind the others): ends with the cancel.
+	for _, op := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"a query", func(ctx context.Context) error {
+			_, err := e.Query(ctx, "SELECT count(*) FROM patients")
+			return err
+		}},
+		{"an export", func(ctx context.Context) error {
+			s, err := e.Stream(ctx, concurrentQuery)
+			if err == nil {
+				s.Close()
+			}
+			return err
+		}},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		qerr := make(chan error, 1)
+		go func() { qerr <- op.run(ctx) }()
+		cancel()
+		select {
+		case err := <-qerr:
+			if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "cancelled") {
+				t.Errorf("%s cancelled while waiting: %v", op.name, err)
+			}
+		case <-time.After(opDeadline):
+			t.Fatalf("%s cancelled while waiting for a connection did not return", op.name)
 		}
-	case <-time.After(opDeadline):
-		t.Fatal("a query cancelled while waiting for a connection did not return")
 	}
 
 	// Work queued with time to spare finishes once exports end.
@@ -407,7 +422,7 @@ func TestConcurrentExportsBeyondThePool(t *testing.T) {
 		t.Errorf("%d connections still acquired after every export ended", st.AcquiredConns())
 	}
 	w.check(t, maxConns, true)
-	t.Logf("%d exports of %d rows and %d other operations on a pool of %d: %s", exports, concurrentRows, 10, maxConns, took.Round(time.Millisecond))
+	t.Logf("%d exports of %d rows and %d other operations on a pool of %d: %s", exports, concurrentRows, 11, maxConns, took.Round(time.Millisecond))
 }
 
 // TestConcurrentStreamsClosedOrCancelled: twice as many exports as the
