@@ -286,7 +286,13 @@ func TestEvidenceScreenCancel(t *testing.T) {
 	}
 	s := openTestEvidenceScreen(t, svc, nil)
 	onUI(t, func(testing.TB) { test.Tap(s.screening.screenBtn) })
-	<-started
+	select {
+	case <-started:
+	case <-time.After(waitTimeout):
+		onUI(t, func(t testing.TB) {
+			t.Fatalf("the screening did not start: running %v, button disabled %v, notice %q", s.running != nil, s.screening.screenBtn.Disabled(), s.notice.Text)
+		})
+	}
 	onUI(t, func(testing.TB) { s.running.cancel() })
 	if notice := waitIdle(t, s); !strings.Contains(notice, "cancelled") {
 		t.Fatalf("notice %q", notice)
