@@ -13,6 +13,7 @@
 #   usage: scripts/clistart.sh [BINARY...]   (default: builds ./ with -tags ci)
 #   RUNS=50 scripts/clistart.sh /tmp/clinsight-before /tmp/clinsight
 set -euo pipefail
+[ -n "${EPOCHREALTIME:-}" ] || { echo "clistart.sh needs bash 5 (EPOCHREALTIME)" >&2; exit 1; }
 runs=${RUNS:-30}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -57,10 +58,10 @@ walltimes() {
   done
   for i in $(seq "$n"); do
     for c in "${!labels[@]}"; do
-      t0=$(date +%s%N)
+      t0=${EPOCHREALTIME/[.,]/} # µs, without a date process of its own
       run "$c"
-      t1=$(date +%s%N)
-      echo $(( (t1 - t0) / 1000 )) >>"$tmp/times.$c"
+      t1=${EPOCHREALTIME/[.,]/}
+      echo $((t1 - t0)) >>"$tmp/times.$c"
     done
   done
   for c in "${!labels[@]}"; do
