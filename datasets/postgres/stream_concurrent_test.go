@@ -161,47 +161,158 @@ func readExport(s datasets.RowStream) exportResult {
 	return r
 }
 
+// concurrentEnv is an engine on a test database with the default pool, as
+// the app opens it, its pool watched from the start.
+type concurrentEnv struct {
+	db       testDB
+	e        *Engine
+	maxConns int
+	w        *poolWatch
+	super    *pgx.Conn
+	start    time.Time
+}
+
+func newConcurrentEnv(t *testing.T, timeout time.Duration) *concurrentEnv {
+	t.Helper()
+	db := newTestDB(t)
+	e := db.open(t, datasets.RunnerOptions{MaxRows: 1_000_000, Timeout: timeout})
+	c := &concurrentEnv{db: db, e: e, maxConns: int(e.pool.Config().MaxConns), start: time.Now()}
+	if c.maxConns < 2 {
+		t.Fatalf("pool of %d connections", c.maxConns)
+	}
+	c.w = watchPool(t, db, e)
+	c.super = db.c.Super(t, db.name)
+	return c
+}
+
+// goEach runs op(ctx, cancel, i) for i in [0, n) on goroutines counted in
+// wg, each with a context bounded by opDeadline (cancel cancels it), and
+// returns the slice each stores its result in: read it after wg.Wait.
+func goEach[T any](wg *sync.WaitGroup, n int, op func(ctx context.Context, cancel context.CancelFunc, i int) T) []T {
+	results := make([]T, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), opDeadline)
+			defer cancel()
+			results[i] = op(ctx, cancel, i)
+		}()
+	}
+	return results
+}
+
+// startExports starts n exports of concurrentQuery on goroutines counted
+// in wg; read gets export i's stream, or the error that kept it from
+// opening (then s is nil), and the cancel of its context, and returns what
+// the export read.
+func startExports(wg *sync.WaitGroup, e *Engine, n int, read func(i int, s datasets.RowStream, err error, cancel context.CancelFunc) exportResult) []exportResult {
+	return goEach(wg, n, func(ctx context.Context, cancel context.CancelFunc, i int) exportResult {
+		s, err := e.Stream(ctx, concurrentQuery)
+		return read(i, s, err, cancel)
+	})
+}
+
+// queryCount runs a count of table's rows (3 in the fixture) through the
+// engine and checks it.
+func queryCount(ctx context.Context, e *Engine, table string) error {
+	res, err := e.Query(ctx, "SELECT count(*) AS n FROM "+table)
+	if err == nil && (len(res.Rows) != 1 || res.Rows[0][0] != int64(3)) {
+		err = fmt.Errorf("count of %s %v, want 3", table, res.Rows)
+	}
+	return err
+}
+
+// checkExports fails the test for each export that ended with an error or
+// read other than want(i) rows, or, where wantSum, ids that do not sum to
+// concurrentSum.
+func checkExports(t *testing.T, results []exportResult, want func(i int) (rows int64, wantSum bool)) {
+	t.Helper()
+	for i, r := range results {
+		rows, wantSum := want(i)
+		if r.err != nil || r.rows != rows || wantSum && r.sum != concurrentSum {
+			t.Errorf("export %d: %d rows summing to %d, error %v; want %d rows (summing to %d if read to the end)", i, r.rows, r.sum, r.err, rows, concurrentSum)
+		}
+	}
+}
+
+// checkNoErrors fails the test for each error of errs.
+func checkNoErrors(t *testing.T, what string, errs []error) {
+	t.Helper()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("%s %d: %v", what, i, err)
+		}
+	}
+}
+
+// checkHeld fails the test unless every connection is held by an export:
+// all acquired in the pool and in a transaction on the server.
+func (c *concurrentEnv) checkHeld(t *testing.T) {
+	t.Helper()
+	waitFor(t, "every connection held by an export", func() bool {
+		return int(c.e.pool.Stat().AcquiredConns()) == c.maxConns
+	})
+	if _, busy := sessions(t, c.super, c.db); busy != c.maxConns {
+		t.Fatalf("%d exports under way: %d sessions in a transaction on the server, want %d", c.maxConns, busy, c.maxConns)
+	}
+}
+
+// checkEnded checks that, after every export and query ended, no
+// transaction is open, no connection is held, the server's sessions of the
+// engine are the pool's (a cancelled export's connection is closed: its
+// server session ends), and the pool and the server never had more than
+// the pool's connections (sessionsToo: see poolWatch.check).
+func (c *concurrentEnv) checkEnded(t *testing.T, sessionsToo bool) {
+	t.Helper()
+	c.db.c.WaitNoTransaction(t, c.db.name)
+	if st := c.e.pool.Stat(); st.AcquiredConns() != 0 {
+		t.Errorf("%d connections still acquired after every export ended", st.AcquiredConns())
+	}
+	waitFor(t, "the server's sessions of the engine to be the pool's", func() bool {
+		all, _ := sessions(t, c.super, c.db)
+		return all == int(c.e.pool.Stat().TotalConns())
+	})
+	c.w.check(t, c.maxConns, sessionsToo)
+}
+
 // waitAll waits for wg, failing the test as hung after opDeadline with the
 // state of the pool and the server.
-func waitAll(t *testing.T, super *pgx.Conn, db testDB, e *Engine, wg *sync.WaitGroup, what string) {
+func (c *concurrentEnv) waitAll(t *testing.T, wg *sync.WaitGroup, what string) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(opDeadline):
-		st := e.pool.Stat()
-		all, busy := sessions(t, super, db)
+		st := c.e.pool.Stat()
+		all, busy := sessions(t, c.super, c.db)
 		t.Fatalf("%s not finished after %s (hung): pool %d acquired of %d; server %d sessions, %d busy", what, opDeadline, st.AcquiredConns(), st.MaxConns(), all, busy)
 	}
 }
 
-// within runs op, reporting it as hung if it has not returned after
-// opDeadline (then ending the exports, so that it can).
-func within(t *testing.T, what string, release func(), op func() error) (time.Duration, error) {
+// givesUp runs op, which waits for a connection while every one is held
+// by an export, and checks that it ended within allowed, saying why in
+// words a clinician understands (not "narrow the query": the statement
+// never ran), and that its error is still the context's to the code. An op
+// still waiting after opDeadline is reported as hung (then the exports are
+// ended with release, so that it can return).
+func (c *concurrentEnv) givesUp(t *testing.T, what string, allowed time.Duration, release func(), op func() error) {
 	t.Helper()
 	t0 := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- op() }()
+	var err error
 	select {
-	case err := <-done:
-		return time.Since(t0), err
+	case err = <-done:
 	case <-time.After(opDeadline):
 		t.Errorf("%s: still waiting after %s (hung)", what, opDeadline)
 		release()
-		err := <-done
-		return time.Since(t0), err
+		err = <-done
 	}
-}
-
-// checkBusy checks the error of work that waited for a connection while
-// every one was held by an export: it ended within its time, says why in
-// words a clinician understands (not "narrow the query": the statement
-// never ran), and is still the context's error to the code.
-func checkBusy(t *testing.T, what string, err error, took, allowed time.Duration, maxConns int) {
-	t.Helper()
+	took := time.Since(t0)
 	if err == nil {
-		t.Fatalf("%s: no error while all %d connections were held by exports", what, maxConns)
+		t.Fatalf("%s: no error while all %d connections were held by exports", what, c.maxConns)
 	}
 	if took > allowed+3*time.Second {
 		t.Errorf("%s: gave up after %s, allowed %s", what, took, allowed)
@@ -209,10 +320,17 @@ func checkBusy(t *testing.T, what string, err error, took, allowed time.Duration
 	msg := err.Error()
 	var te *datasets.TimeoutError
 	if errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) ||
-		!strings.Contains(msg, fmt.Sprintf("all %d connections", maxConns)) || !strings.Contains(msg, "export") ||
+		!strings.Contains(msg, fmt.Sprintf("all %d connections", c.maxConns)) || !strings.Contains(msg, "export") ||
 		strings.Contains(msg, "context deadline exceeded") || strings.Contains(msg, "narrow") {
 		t.Errorf("%s: error %q (%T), want one saying the connections are all in use by exports", what, msg, err)
 	}
+}
+
+// waitingOp is work that waits for a connection when exports hold them
+// all, run through e.
+type waitingOp struct {
+	name string
+	run  func(ctx context.Context, e *Engine) error
 }
 
 // TestConcurrentExportsBeyondThePool: more exports than the pool has
@@ -223,18 +341,11 @@ func checkBusy(t *testing.T, what string, err error, took, allowed time.Duration
 // pool and the server never have more than the pool's connections; none
 // is left in a transaction.
 func TestConcurrentExportsBeyondThePool(t *testing.T) {
-	db := newTestDB(t)
 	// The exports beyond the pool wait for a connection within the time
 	// limit: 15 s leaves them ample time behind the checks below (about
 	// 2.5 s), and a hang is still reported within opDeadline.
-	e := db.open(t, datasets.RunnerOptions{MaxRows: 1_000_000, Timeout: 15 * time.Second})
-	maxConns := int(e.pool.Config().MaxConns) // the engine's default, as the app opens it
-	if maxConns < 2 {
-		t.Fatalf("pool of %d connections", maxConns)
-	}
-	start := time.Now()
-	w := watchPool(t, db, e)
-	super := db.c.Super(t, db.name)
+	c := newConcurrentEnv(t, 15*time.Second)
+	e, maxConns := c.e, c.maxConns
 
 	// Exports: each reads its first row and then holds its connection
 	// until hold is closed, as a long export does.
@@ -242,91 +353,75 @@ func TestConcurrentExportsBeyondThePool(t *testing.T) {
 	hold := make(chan struct{})
 	release := sync.OnceFunc(func() { close(hold) })
 	t.Cleanup(release) // before the engine closes: it waits for them
-	started := make(chan int, exports)
-	results := make([]exportResult, exports)
-	var wg sync.WaitGroup
-	for i := range exports {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), opDeadline)
-			defer cancel()
-			s, err := e.Stream(ctx, concurrentQuery)
-			if err != nil {
-				results[i] = exportResult{err: err}
-				started <- i
-				return
-			}
-			r := exportResult{}
-			if s.Next() {
-				r.rows, r.sum = 1, s.Row()[0].(int64)
-			}
-			started <- i
-			<-hold
-			rest := readExport(s)
-			r.rows += rest.rows
-			r.sum += rest.sum
-			r.err = rest.err
-			results[i] = r
-		}()
+	type opened struct {
+		i   int
+		err error
 	}
+	started := make(chan opened, exports)
+	var wg sync.WaitGroup
+	results := startExports(&wg, e, exports, func(i int, s datasets.RowStream, err error, _ context.CancelFunc) exportResult {
+		if err != nil {
+			started <- opened{i, err}
+			return exportResult{err: err}
+		}
+		var first exportResult
+		if s.Next() {
+			first.rows, first.sum = 1, s.Row()[0].(int64)
+		}
+		started <- opened{i, nil}
+		<-hold
+		r := readExport(s)
+		r.rows += first.rows
+		r.sum += first.sum
+		return r
+	})
 	for range maxConns {
 		select {
-		case i := <-started:
-			if results[i].err != nil {
-				t.Fatalf("export %d: %v", i, results[i].err)
+		case o := <-started:
+			if o.err != nil {
+				t.Fatalf("export %d: %v", o.i, o.err)
 			}
 		case <-time.After(opDeadline):
 			t.Fatalf("the first %d exports did not start within %s", maxConns, opDeadline)
 		}
 	}
-	waitFor(t, "every connection held by an export", func() bool {
-		st := e.pool.Stat()
-		return int(st.AcquiredConns()) == maxConns
-	})
-	if _, busy := sessions(t, super, db); busy != maxConns {
-		t.Fatalf("%d exports under way: %d sessions in a transaction on the server, want %d", maxConns, busy, maxConns)
-	}
+	c.checkHeld(t)
 	select {
-	case i := <-started:
-		t.Fatalf("export %d started with every connection held", i)
+	case o := <-started:
+		t.Fatalf("export %d started with every connection held (error: %v)", o.i, o.err)
 	default:
 	}
+
+	// The work that waits for a connection below.
+	queryOp := waitingOp{"a query", func(ctx context.Context, e *Engine) error {
+		_, err := e.Query(ctx, "SELECT count(*) FROM patients")
+		return err
+	}}
+	catalogOp := waitingOp{"the catalog", func(ctx context.Context, e *Engine) error {
+		_, err := e.Catalog(ctx, datasets.CatalogOptions{})
+		return err
+	}}
+	exportOp := waitingOp{"an export", func(ctx context.Context, e *Engine) error {
+		s, err := e.Stream(ctx, concurrentQuery)
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}}
+	countOp := waitingOp{"a row count", func(ctx context.Context, e *Engine) error {
+		_, err := e.CountRows(ctx, "patients")
+		return err
+	}}
 
 	// Work that waits with a short context deadline gives up within it.
 	canceledBefore := e.pool.Stat().CanceledAcquireCount()
 	short := 300 * time.Millisecond
-	for _, op := range []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"a query", func(ctx context.Context) error {
-			_, err := e.Query(ctx, "SELECT count(*) FROM patients")
-			return err
-		}},
-		{"the catalog", func(ctx context.Context) error {
-			_, err := e.Catalog(ctx, datasets.CatalogOptions{})
-			return err
-		}},
-		{"another export", func(ctx context.Context) error {
-			s, err := e.Stream(ctx, concurrentQuery)
-			if err == nil {
-				s.Close()
-			}
-			return err
-		}},
-		{"a row count", func(ctx context.Context) error {
-			_, err := e.CountRows(ctx, "patients")
-			return err
-		}},
-	} {
-		what := op.name + " with a " + short.String() + " deadline"
-		took, err := within(t, what, release, func() error {
+	for _, op := range []waitingOp{queryOp, catalogOp, {"another export", exportOp.run}, countOp} {
+		c.givesUp(t, op.name+" with a "+short.String()+" deadline", short, release, func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), short)
 			defer cancel()
-			return op.run(ctx)
+			return op.run(ctx, e)
 		})
-		checkBusy(t, what, err, took, short, maxConns)
 	}
 	if got := e.pool.Stat().CanceledAcquireCount() - canceledBefore; got != 4 {
 		t.Errorf("%d acquisitions given up, want 4 (the work above waited for a connection)", got)
@@ -334,39 +429,20 @@ func TestConcurrentExportsBeyondThePool(t *testing.T) {
 
 	// With no deadline of its own, work waits no longer than the
 	// engine's time limit.
-	limited := e.WithLimits(datasets.RunnerOptions{Timeout: 500 * time.Millisecond})
-	took, err := within(t, "a query under a 500ms limit", release, func() error {
-		_, err := limited.Query(context.Background(), "SELECT count(*) FROM patients")
-		return err
-	})
-	checkBusy(t, "a query under a 500ms limit", err, took, 500*time.Millisecond, maxConns)
-	took, err = within(t, "the catalog under a 500ms limit", release, func() error {
-		_, err := limited.Catalog(context.Background(), datasets.CatalogOptions{})
-		return err
-	})
-	checkBusy(t, "the catalog under a 500ms limit", err, took, 500*time.Millisecond, maxConns)
+	limit := 500 * time.Millisecond
+	limited := e.WithLimits(datasets.RunnerOptions{Timeout: limit})
+	for _, op := range []waitingOp{queryOp, catalogOp} {
+		c.givesUp(t, op.name+" under a "+limit.String()+" limit", limit, release, func() error {
+			return op.run(context.Background(), limited)
+		})
+	}
 
 	// Cancelled while waiting (the user's Cancel on a query or on an
 	// export queued behind the others): ends with the cancel.
-	for _, op := range []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"a query", func(ctx context.Context) error {
-			_, err := e.Query(ctx, "SELECT count(*) FROM patients")
-			return err
-		}},
-		{"an export", func(ctx context.Context) error {
-			s, err := e.Stream(ctx, concurrentQuery)
-			if err == nil {
-				s.Close()
-			}
-			return err
-		}},
-	} {
+	for _, op := range []waitingOp{queryOp, exportOp} {
 		ctx, cancel := context.WithCancel(context.Background())
 		qerr := make(chan error, 1)
-		go func() { qerr <- op.run(ctx) }()
+		go func() { qerr <- op.run(ctx, e) }()
 		cancel()
 		select {
 		case err := <-qerr:
@@ -379,49 +455,24 @@ func TestConcurrentExportsBeyondThePool(t *testing.T) {
 	}
 
 	// Work queued with time to spare finishes once exports end.
-	queued := make([]error, 3)
 	var qwg sync.WaitGroup
-	for i := range queued {
-		qwg.Add(1)
-		go func() {
-			defer qwg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), opDeadline)
-			defer cancel()
-			if i == 0 {
-				cat, err := e.Catalog(ctx, datasets.CatalogOptions{})
-				if err == nil && len(cat.Tables) != 3 {
-					err = fmt.Errorf("catalog of %d tables, want 3", len(cat.Tables))
-				}
-				queued[i] = err
-				return
-			}
-			res, err := e.Query(ctx, "SELECT count(*) AS n FROM patients")
-			if err == nil && (len(res.Rows) != 1 || res.Rows[0][0] != int64(3)) {
-				err = fmt.Errorf("count of patients %v, want 3", res.Rows)
-			}
-			queued[i] = err
-		}()
-	}
+	queued := goEach(&qwg, 3, func(ctx context.Context, _ context.CancelFunc, i int) error {
+		if i > 0 {
+			return queryCount(ctx, e, "patients")
+		}
+		cat, err := e.Catalog(ctx, datasets.CatalogOptions{})
+		if err == nil && len(cat.Tables) != 3 {
+			err = fmt.Errorf("catalog of %d tables, want 3", len(cat.Tables))
+		}
+		return err
+	})
 	release()
-	waitAll(t, super, db, e, &wg, "the exports")
-	waitAll(t, super, db, e, &qwg, "the queries and the catalog queued behind the exports")
-	took = time.Since(start)
-	for i, r := range results {
-		if r.err != nil || r.rows != concurrentRows || r.sum != concurrentSum {
-			t.Errorf("export %d: %d rows summing to %d, error %v; want %d rows summing to %d", i, r.rows, r.sum, r.err, concurrentRows, concurrentSum)
-		}
-	}
-	for i, err := range queued {
-		if err != nil {
-			t.Errorf("queued work %d: %v", i, err)
-		}
-	}
-
-	db.c.WaitNoTransaction(t, db.name)
-	if st := e.pool.Stat(); st.AcquiredConns() != 0 {
-		t.Errorf("%d connections still acquired after every export ended", st.AcquiredConns())
-	}
-	w.check(t, maxConns, true)
+	c.waitAll(t, &wg, "the exports")
+	c.waitAll(t, &qwg, "the queries and the catalog queued behind the exports")
+	took := time.Since(c.start)
+	checkExports(t, results, func(int) (int64, bool) { return concurrentRows, true })
+	checkNoErrors(t, "queued work", queued)
+	c.checkEnded(t, true)
 	t.Logf("%d exports of %d rows and %d other operations on a pool of %d: %s", exports, concurrentRows, 11, maxConns, took.Round(time.Millisecond))
 }
 
@@ -432,92 +483,51 @@ func TestConcurrentExportsBeyondThePool(t *testing.T) {
 // more sessions than the pool connections, and the pool serves as many
 // exports at once as it has connections.
 func TestConcurrentStreamsClosedOrCancelled(t *testing.T) {
-	db := newTestDB(t)
-	e := db.open(t, datasets.RunnerOptions{MaxRows: 1_000_000, Timeout: 10 * time.Second})
-	maxConns := int(e.pool.Config().MaxConns)
-	start := time.Now()
-	w := watchPool(t, db, e)
-	super := db.c.Super(t, db.name)
+	c := newConcurrentEnv(t, 10*time.Second)
+	e, maxConns := c.e, c.maxConns
 
 	n := 2 * maxConns
-	results := make([]exportResult, n)
+	wantRows := func(i int) (int64, bool) { return []int64{concurrentRows, 1500, 2500}[i%3], i%3 == 0 }
 	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), opDeadline)
-			defer cancel()
-			s, err := e.Stream(ctx, concurrentQuery)
-			if err != nil {
-				results[i].err = err
-				return
-			}
-			var r exportResult
-			switch i % 3 {
-			case 0: // to the end
-				r = readExport(s)
-			case 1: // closed by the reader mid-batch
-				for r.rows < 1500 && s.Next() {
-					r.rows++
-				}
-				s.Close()
-				if s.Next() {
-					r.err = errors.New("a row after Close")
-				}
-			case 2: // cancelled mid-batch
-				for r.rows < 2500 && s.Next() {
-					r.rows++
-				}
-				cancel()
-				if s.Next() {
-					r.err = errors.New("a row after the cancel")
-				} else if !errors.Is(s.Err(), context.Canceled) {
-					r.err = fmt.Errorf("error after the cancel: %v", s.Err())
-				}
-				s.Close()
-			}
-			results[i] = r
-		}()
-	}
-	queries := make([]error, maxConns)
-	for i := range queries {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), opDeadline)
-			defer cancel()
-			res, err := e.Query(ctx, "SELECT count(*) AS n FROM admissions")
-			if err == nil && (len(res.Rows) != 1 || res.Rows[0][0] != int64(3)) {
-				err = fmt.Errorf("count of admissions %v, want 3", res.Rows)
-			}
-			queries[i] = err
-		}()
-	}
-	waitAll(t, super, db, e, &wg, "the exports and queries")
-	took := time.Since(start)
-	for i, r := range results {
-		want := map[int]int64{0: concurrentRows, 1: 1500, 2: 2500}[i%3]
-		if r.err != nil || r.rows != want || i%3 == 0 && r.sum != concurrentSum {
-			t.Errorf("export %d: %d rows, error %v; want %d rows", i, r.rows, r.err, want)
-		}
-	}
-	for i, err := range queries {
+	results := startExports(&wg, e, n, func(i int, s datasets.RowStream, err error, cancel context.CancelFunc) exportResult {
 		if err != nil {
-			t.Errorf("query %d: %v", i, err)
+			return exportResult{err: err}
 		}
-	}
-
-	db.c.WaitNoTransaction(t, db.name)
-	if st := e.pool.Stat(); st.AcquiredConns() != 0 {
-		t.Errorf("%d connections still acquired after every export ended", st.AcquiredConns())
-	}
-	// A cancelled export's connection is closed: its server session ends.
-	waitFor(t, "the server's sessions of the engine to be the pool's", func() bool {
-		all, _ := sessions(t, super, db)
-		return all == int(e.pool.Stat().TotalConns())
+		var r exportResult
+		want, _ := wantRows(i)
+		switch i % 3 {
+		case 0: // to the end
+			r = readExport(s)
+		case 1: // closed by the reader mid-batch
+			for r.rows < want && s.Next() {
+				r.rows++
+			}
+			s.Close()
+			if s.Next() {
+				r.err = errors.New("a row after Close")
+			}
+		case 2: // cancelled mid-batch
+			for r.rows < want && s.Next() {
+				r.rows++
+			}
+			cancel()
+			if s.Next() {
+				r.err = errors.New("a row after the cancel")
+			} else if !errors.Is(s.Err(), context.Canceled) {
+				r.err = fmt.Errorf("error after the cancel: %v", s.Err())
+			}
+			s.Close()
+		}
+		return r
 	})
-	w.check(t, maxConns, false)
+	queries := goEach(&wg, maxConns, func(ctx context.Context, _ context.CancelFunc, _ int) error {
+		return queryCount(ctx, e, "admissions")
+	})
+	c.waitAll(t, &wg, "the exports and queries")
+	took := time.Since(c.start)
+	checkExports(t, results, wantRows)
+	checkNoErrors(t, "query", queries)
+	c.checkEnded(t, false)
 
 	// Nothing leaked: the pool holds as many exports at once as before.
 	var held []datasets.RowStream
@@ -539,12 +549,10 @@ func TestConcurrentStreamsClosedOrCancelled(t *testing.T) {
 		}
 		held = append(held, s)
 	}
-	if _, busy := sessions(t, super, db); busy != maxConns {
-		t.Errorf("%d exports under way: %d sessions in a transaction, want %d", maxConns, busy, maxConns)
-	}
+	c.checkHeld(t)
 	for _, s := range held {
 		s.Close()
 	}
-	db.c.WaitNoTransaction(t, db.name)
+	c.db.c.WaitNoTransaction(t, c.db.name)
 	t.Logf("%d exports (a third read, closed, cancelled) and %d queries on a pool of %d: %s", n, maxConns, maxConns, took.Round(time.Millisecond))
 }
