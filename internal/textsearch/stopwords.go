@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// englishStopWords are the English stop words: NLTK's English list
+// englishStopList is the English stop words: NLTK's English list
 // (nltk_data corpora/stopwords/english, 179 words: pronouns, articles,
 // auxiliaries, conjunctions, prepositions, and the fragments "don", "t",
 // "ll", ... that Words makes of contractions; the forms with an apostrophe
@@ -14,7 +14,7 @@ import (
 // per, shall, upon, via, whether, within, without, would, yet. Only
 // function words: a word that can name a topic ("back", "system", "first",
 // "found", "less" of scikit-learn's longer list) is not one.
-var englishStopWords = NewWordSet(`
+const englishStopList = `
 	i me my myself we our ours ourselves you your yours yourself yourselves
 	he him his himself she her hers herself it its itself they them their
 	theirs themselves what which who whom this that these those am is are was
@@ -26,7 +26,9 @@ var englishStopWords = NewWordSet(`
 	too very s t can will just don should now d ll m o re ve y ain aren couldn
 	didn doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn
 	weren won wouldn
-	also could may might must per shall upon via whether within without would yet`)
+	also could may might must per shall upon via whether within without would yet`
+
+var englishStopWords = NewWordSet(englishStopList)
 
 // IsStopWord reports whether w, a lower-case word as Words returns it, is
 // an English stop word: a function word that says nothing about the topic
@@ -34,10 +36,6 @@ var englishStopWords = NewWordSet(`
 // question about data, every case description or every trial report uses)
 // as a WordSet of their own.
 func IsStopWord(w string) bool { return englishStopWords.Has(w) }
-
-// StopWords returns the English stop words (a new slice each call, in no
-// particular order).
-func StopWords() []string { return englishStopWords.Words() }
 
 // WordSet is a set of lower-case words: a stop list or a domain vocabulary.
 // The set is built from its list on first use, so that the word lists of
@@ -66,18 +64,4 @@ func (s WordSet) Has(w string) bool {
 	}
 	_, ok := s.set()[w]
 	return ok
-}
-
-// Words returns the words of the set (a new slice each call, in no
-// particular order).
-func (s WordSet) Words() []string {
-	if s.set == nil {
-		return nil
-	}
-	m := s.set()
-	out := make([]string, 0, len(m))
-	for w := range m {
-		out = append(out, w)
-	}
-	return out
 }

@@ -48,14 +48,6 @@ func TestStopWords(t *testing.T) {
 			t.Errorf("%q is a stop word", w)
 		}
 	}
-	all := StopWords()
-	if len(all) < 150 || !slices.Contains(all, "because") {
-		t.Errorf("StopWords has %d words", len(all))
-	}
-	all[0] = "pain" // a copy: the list is not changed
-	if IsStopWord("pain") {
-		t.Error("changing StopWords' result changed the list")
-	}
 }
 
 func TestAnalyzer(t *testing.T) {
