@@ -31,12 +31,72 @@ import "fmt"
 func main() { fmt.Println("hello") }
 EOF
 (cd "$tmp/hello" && CGO_ENABLED=0 GOFLAGS= GO111MODULE=off go build -o "$tmp/hello-bin" main.go)
+
+# Two more references, built in this module (its go.mod pins the versions):
+# "libraries alone" links every package Clinsight's own packages import in
+# the build with FLOOR_TAGS (default nogui, the command-line build), and
+# does nothing: the start cost that is not Clinsight's code (their package
+# initialisation, the runtime's start in a binary of that size). "cobra +
+# SQLite tables" is the least a `tables` command needs: a cobra command
+# that opens a SQLite file and lists its tables.
+mkdir -p "$tmp/libs" "$tmp/sqlite"
+{
+  echo 'package main'
+  echo 'import ('
+  go list -tags "${FLOOR_TAGS:-nogui}" -f '{{join .Imports "\n"}}' \
+    $(go list -tags "${FLOOR_TAGS:-nogui}" -deps . | grep '^github.com/clinsight/') |
+    grep -v '^github.com/clinsight/' | sort -u | sed 's/.*/\t_ "&"/'
+  echo ')'
+  echo 'func main() {}'
+} >"$tmp/libs/main.go"
+cat >"$tmp/sqlite/main.go" <<'GO'
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	_ "modernc.org/sqlite"
+)
+
+func main() {
+	root := &cobra.Command{Use: "tables", SilenceUsage: true, RunE: func(*cobra.Command, []string) error {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(os.Getenv("FLOOR_DIR"), "floor.sqlite")+"?mode=rwc")
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table'")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				return err
+			}
+			fmt.Println(name)
+		}
+		return rows.Err()
+	}}
+	if root.Execute() != nil {
+		os.Exit(1)
+	}
+}
+GO
+CGO_ENABLED=0 go build -o "$tmp/libs-bin" "$tmp/libs/main.go"
+CGO_ENABLED=0 go build -o "$tmp/sqlite-bin" "$tmp/sqlite/main.go"
+export FLOOR_DIR="$tmp/sqlite"
 export CLINSIGHT_WORKSPACE=${CLINSIGHT_WORKSPACE:-$tmp/ws} OLLAMA_HOST=127.0.0.1:1
 
 # The commands timed: a label, a binary and its argument (if any) each.
-labels=("hello-world Go binary")
-cbins=("$tmp/hello-bin")
-cargs=("")
+labels=("hello-world Go binary" "libraries alone (${FLOOR_TAGS:-nogui})" "cobra + SQLite tables")
+cbins=("$tmp/hello-bin" "$tmp/libs-bin" "$tmp/sqlite-bin")
+cargs=("" "" "")
 for bin in "${bins[@]}"; do
   labels+=("$(basename "$bin") --help" "$(basename "$bin") tables")
   cbins+=("$bin" "$bin")
@@ -87,6 +147,8 @@ cpu() {
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 walltimes "$runs"
 LABEL="hello-world Go binary" cpu "$runs" "$tmp/hello-bin"
+LABEL="libraries alone (${FLOOR_TAGS:-nogui})" cpu "$runs" "$tmp/libs-bin"
+LABEL="cobra + SQLite tables" cpu "$runs" "$tmp/sqlite-bin"
 for bin in "${bins[@]}"; do
   LABEL="$(basename "$bin") --help" cpu "$runs" "$bin" --help
   LABEL="$(basename "$bin") tables" cpu "$runs" "$bin" tables
