@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -236,6 +238,13 @@ func (c *Client) classify(ctx context.Context, cl call, err error) *Error {
 		}
 	}
 
+	if isOllamaKeyError(err) {
+		return &Error{
+			Kind:    Invalid,
+			Message: "the environment variable OLLAMA_AUTH is set on this computer, so the Ollama library looks for an ollama.com sign-in key (.ollama/id_ed25519 in your home folder) before each request, and there is none; nothing was sent. Clinsight never uses that key: remove OLLAMA_AUTH from the environment (or set it to 0) and start Clinsight again",
+			Err:     err,
+		}
+	}
 	var se api.StatusError
 	if errors.As(err, &se) {
 		return c.classifyServerMessage(cl, se.StatusCode, se.ErrorMessage, err)
@@ -360,4 +369,12 @@ func (c *Client) certificateError(err error) *Error {
 		return &Error{Kind: ServerDown, Message: fmt.Sprintf("the model server at %s does not answer in https: check the address in Settings (http:// or https://, and the port)", c.host), Err: err}
 	}
 	return nil
+}
+
+// isOllamaKeyError reports whether err is the Ollama library failing to read
+// the ollama.com sign-in key (~/.ollama/id_ed25519), which it does before
+// every request when OLLAMA_AUTH is set: the request was never sent.
+func isOllamaKeyError(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && filepath.Base(pe.Path) == "id_ed25519" && filepath.Base(filepath.Dir(pe.Path)) == ".ollama"
 }

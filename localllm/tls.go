@@ -114,7 +114,14 @@ func checkHostPolicy(base *url.URL, allowPlain bool, token Secret) error {
 }
 
 // bearerTransport adds "Authorization: Bearer <token>" to every request to
-// the configured host (scheme and host:port), and to nothing else.
+// the configured host (scheme and host:port), and to nothing else. Every
+// other Authorization header, and the query string, are removed: with
+// OLLAMA_AUTH set in the environment, the Ollama library signs each
+// request with the user's ollama.com key (~/.ollama/id_ed25519) and adds
+// the public key and signature as an Authorization header and a ts
+// parameter, which would identify that account to the model server and let
+// it replay the signature to ollama.com. Clinsight's own requests never
+// have a query string.
 type bearerTransport struct {
 	base  http.RoundTripper
 	host  *url.URL
@@ -123,10 +130,15 @@ type bearerTransport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t.token == "" || r.URL.Scheme != t.host.Scheme || r.URL.Host != t.host.Host {
+	own := t.token != "" && r.URL.Scheme == t.host.Scheme && r.URL.Host == t.host.Host
+	if !own && r.URL.RawQuery == "" && r.Header.Get("Authorization") == "" {
 		return t.base.RoundTrip(r)
 	}
 	r2 := r.Clone(r.Context())
-	r2.Header.Set("Authorization", "Bearer "+string(t.token))
+	r2.URL.RawQuery = ""
+	r2.Header.Del("Authorization")
+	if own {
+		r2.Header.Set("Authorization", "Bearer "+string(t.token))
+	}
 	return t.base.RoundTrip(r2)
 }

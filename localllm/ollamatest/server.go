@@ -173,6 +173,8 @@ type ProgressReply struct {
 type Request struct {
 	// Method and Path of the request.
 	Method, Path string
+	// Query is the request's raw query string ("" for none).
+	Query string
 	// Body is the request body (nil for blob uploads, see Size).
 	Body []byte
 	// Size is the body's size in bytes.
@@ -405,7 +407,7 @@ func decodeAll[T any](s *Server, path string) []T {
 // to next.
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := Request{Method: r.Method, Path: r.URL.Path, Time: time.Now(), Header: r.Header.Clone()}
+		rec := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Time: time.Now(), Header: r.Header.Clone()}
 		blob := strings.HasPrefix(r.URL.Path, "/api/blobs/")
 		if !blob {
 			body, _ := io.ReadAll(r.Body)
