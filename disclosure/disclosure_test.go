@@ -161,3 +161,21 @@ func TestClassifyResultExpressions(t *testing.T) {
 		t.Errorf("ClassifyResult = %q, want %q", got, want)
 	}
 }
+
+// TestClassifyResultDerivedIdentifiers: an expression that reads a direct
+// identifier outside count(…) is that identifier; a CAST's type (TEXT is
+// also a note column's name), a count of identifiers and a quasi-identifier
+// in an expression are not.
+func TestClassifyResultDerivedIdentifiers(t *testing.T) {
+	q := "SELECT upper(name) AS a, CAST(mrn AS TEXT) b, json_object('k', p.ssn) AS c, strftime('%Y', dob) AS d, " +
+		"CAST(anchor_age AS TEXT) AS e, count(DISTINCT mrn) - 1 AS f, anchor_age + 1 AS g, 'name' AS h FROM people p"
+	ids := ClassifyResult(Analyze(q), []string{"a", "b", "c", "d", "e", "f", "g", "h"}, "generated")
+	var got []string
+	for _, id := range ids {
+		got = append(got, id.Column+":"+string(id.Kind))
+	}
+	want := []string{"a:direct identifier", "b:direct identifier", "c:direct identifier", "d:direct identifier"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ClassifyResult = %q, want %q", got, want)
+	}
+}

@@ -331,5 +331,22 @@ func identifierIn(expr string, table map[string]idRule) (Identifier, bool) {
 			}
 		}
 	}
+	// Any other expression that reads a direct identifier outside count(…)
+	// (name || '', upper(name), substr(ssn, 1, 9), CAST(mrn AS TEXT),
+	// json_object('a', mrn), strftime('%Y-%m-%d', dob)) shows it, or
+	// enough of it: it is that identifier, pseudonymised as a whole (not
+	// shifted: its value is no longer a date).
+	for i := 0; i < n; i++ {
+		switch {
+		case strings.EqualFold(l.tokenName(i), "count") && l.punct(i+1, "("):
+			i = l.closing(i + 1)
+		case l.word(i) == "AS": // an alias or a CAST's type names no column
+			i++
+		default:
+			if r, ok := rule(i); ok && r.kind == Direct {
+				return Identifier{Kind: Direct, What: "derived from " + r.what}, true
+			}
+		}
+	}
 	return Identifier{}, false
 }
