@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -87,6 +88,58 @@ func TestEgressOllamaAuthNeverSigns(t *testing.T) {
 					t.Errorf("%s: %s %s carries the query %q", name, r.Method, r.Path, r.Query)
 				}
 			}
+		}
+	}
+}
+
+// otherAddress returns an address of this computer that is not loopback
+// (net/http never sends a request for a loopback host to a proxy, so only
+// such an address shows whether the client reads the proxy variables).
+func otherAddress(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("this computer has no network address but loopback, for which proxy settings never apply")
+	return ""
+}
+
+// TestEgressProxySettingsIgnored: with every proxy variable net/http reads
+// (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, in both cases; NO_PROXY empty)
+// pointing at a tripwire, every call to a model server on another computer
+// (one of this computer's own network addresses, plain http allowed) goes
+// straight to the server: the tripwire is never contacted. The variables
+// are set in a child process from its start, since net/http reads them once.
+func TestEgressProxySettingsIgnored(t *testing.T) {
+	ip := otherAddress(t)
+	tw := ollamatest.NewTripwire(t)
+	if !ollamatest.InChild(t, ollamatest.ProxyVariables(tw.URL)...) {
+		if n := tw.Conns(t); n != 0 {
+			t.Fatalf("the proxy received %d connections", n)
+		}
+		return
+	}
+	if os.Getenv("HTTP_PROXY") == "" {
+		t.Fatal("the child runs without the proxy variables")
+	}
+	for name, op := range clientOps(t) {
+		s := ollamatest.NewOn(t, net.JoinHostPort(ip, "0"), ollamatest.Model{Name: chatModel}, ollamatest.Model{Name: embedModel, Embedding: true, Dimension: 8})
+		s.QueueChat(ollamatest.ChatReply{Content: "{}"})
+		c := newClient(t, s, localllm.Config{AllowPlainHTTP: true, DialTimeout: 5 * time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := op(ctx, c)
+		cancel()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if len(s.Requests()) == 0 {
+			t.Errorf("%s: no request reached the server at %s", name, s.URL)
 		}
 	}
 }

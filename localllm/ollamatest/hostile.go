@@ -4,6 +4,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -116,4 +119,39 @@ func (t *Tripwire) Conns(tb testing.TB) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.conns
+}
+
+// ProxyVariables returns every proxy variable net/http reads (HTTP_PROXY,
+// HTTPS_PROXY, ALL_PROXY in both cases) set to proxy, and NO_PROXY empty:
+// the environment of a machine whose every outgoing request would go
+// through proxy (point it at a [Tripwire] to see whether one does).
+func ProxyVariables(proxy string) []string {
+	var env []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		env = append(env, k+"="+proxy)
+	}
+	return append(env, "NO_PROXY=", "no_proxy=")
+}
+
+// envChild names the test a child process started by [InChild] runs.
+const envChild = "OLLAMATEST_CHILD"
+
+// InChild runs the calling test again in a child process, with env added to
+// its environment from the start (net/http reads the proxy variables once
+// per process, so a test that sets them later may see an earlier reading).
+// In the parent it waits for the child, fails the test with the child's
+// output unless the child passed, and returns false; in the child it
+// returns true, and the test goes on with its body.
+func InChild(t *testing.T, env ...string) bool {
+	t.Helper()
+	if os.Getenv(envChild) == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), append(env, envChild+"="+t.Name())...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("child process: %v\n%s", err, out)
+	}
+	return false
 }

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -218,6 +219,27 @@ type Server struct {
 func New(tb testing.TB, models ...Model) *Server {
 	tb.Helper()
 	s := NewServer(models...)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// NewOn starts a server like [New] listening on addr ("host:port", port 0
+// for any free one) instead of a loopback port: for tests of what a client
+// does with a server on another computer, such as one of this computer's
+// own network addresses.
+func NewOn(tb testing.TB, addr string, models ...Model) *Server {
+	tb.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		tb.Fatalf("ollamatest: listening on %s: %v", addr, err)
+	}
+	s := newServer(func(h http.Handler) *httptest.Server {
+		srv := httptest.NewUnstartedServer(h)
+		srv.Listener.Close()
+		srv.Listener = l
+		srv.Start()
+		return srv
+	}, models...)
 	tb.Cleanup(s.Close)
 	return s
 }
