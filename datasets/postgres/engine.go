@@ -270,11 +270,14 @@ func (e *Engine) beginTx(ctx context.Context, setPath bool) (*pgxpool.Conn, erro
 
 // endTx rolls back the transaction of beginTx and puts the connection back
 // in the pool, or closes it when it is not healthy (its state in doubt) or
-// the rollback fails.
+// the rollback fails. Session advisory locks, which a rollback keeps, are
+// released in the same round trip: a function defined on the server can
+// take one out of the gate's sight, and no privilege is needed for it
+// (TestSessionAdvisoryLocksEndWithTheQuery).
 func (e *Engine) endTx(ctx context.Context, pc *pgxpool.Conn, healthy bool) {
 	if healthy && !pc.Conn().PgConn().IsClosed() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_, rerr := pc.Conn().PgConn().Exec(rctx, "ROLLBACK").ReadAll()
+		_, rerr := pc.Conn().PgConn().Exec(rctx, "ROLLBACK; SELECT pg_advisory_unlock_all()").ReadAll()
 		cancel()
 		if rerr == nil {
 			pc.Release()

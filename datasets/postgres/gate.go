@@ -93,6 +93,10 @@ const (
 	whyNotify    = "%s sends a notification to other sessions"
 	whySQLText   = "%s runs SQL given as text, which cannot be checked before it runs"
 	whyAdmin     = "%s administers the database server"
+	whyRows      = "%s changes table rows in place"
+	whyIndex     = "%s changes an index"
+	whyTableLock = "%s locks a table against changes while it runs"
+	whySeed      = "%s changes the random numbers of later queries on the same connection"
 )
 
 // refusedFunctions are functions refused by name (compared in lower case,
@@ -129,6 +133,22 @@ var refusedFunctions = map[string]string{
 	"txid_current":                   whyAdmin,
 	"pg_current_xact_id":             whyAdmin,
 	"pg_stat_statements_reset":       whyAdmin,
+	// Found by TestExtensionFunctionsAreRefused: the core's index
+	// functions and those of contrib extensions (tablefunc, xml2,
+	// pg_surgery, pg_prewarm, amcheck, adminpack), measured on PostgreSQL
+	// 15 in a READ ONLY transaction.
+	"connectby":                 whySQLText,
+	"xpath_table":               whySQLText,
+	"brin_summarize_new_values": whyIndex,
+	"brin_summarize_range":      whyIndex,
+	"brin_desummarize_range":    whyIndex,
+	"gin_clean_pending_list":    whyIndex,
+	"bt_index_parent_check":     whyTableLock,
+	"setseed":                   whySeed,
+	"pg_hba_file_rules":         whyFiles,
+	"pg_ident_file_mappings":    whyFiles,
+	"pg_show_all_file_settings": whyFiles,
+	"pg_logdir_ls":              whyFiles,
 }
 
 // refusedPrefixes are name prefixes refused like refusedFunctions.
@@ -151,6 +171,9 @@ var refusedPrefixes = []struct{ prefix, why string }{
 	{"pg_wal_replay_", whyAdmin},
 	{"pg_backup_", whyAdmin},
 	{"binary_upgrade_", whyAdmin},
+	{"crosstab", whySQLText},   // tablefunc: crosstab, crosstab2, crosstab3, crosstab4
+	{"heap_force_", whyRows},   // pg_surgery
+	{"autoprewarm_", whyAdmin}, // pg_prewarm: writes a file, starts workers
 }
 
 // refusedName returns why a name is refused, "" when it is not.
@@ -180,7 +203,9 @@ func refusedName(name string) string {
 //   - every name of refusedFunctions and refusedPrefixes wherever it
 //     appears (a column alias too): functions that act outside the
 //     transaction, read server files, signal other sessions, take
-//     advisory locks, change settings or run SQL given as text;
+//     advisory locks, change settings, change rows or indexes in place
+//     (contrib's pg_surgery, BRIN summaries) or run SQL given as text
+//     (query_to_xml, ts_stat, contrib's crosstab, connectby, xpath_table);
 //   - parameters ($1), Unicode-escaped identifiers (U&"..."), NUL bytes,
 //     text that is not UTF-8, and unterminated strings or comments, which
 //     the gate could not read the way the server does.
