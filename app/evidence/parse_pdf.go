@@ -39,6 +39,10 @@ const (
 	maxPDFTextBytes = maxTextBytes
 	// pdfTimeBudget bounds the time spent reading one file.
 	pdfTimeBudget = 2 * time.Minute
+	// maxPDFNesting bounds the nesting of arrays and dictionaries in a
+	// page's content (a text operator nests an array or two; the PDF
+	// library builds a nested value per level, 600 MB for 4 million).
+	maxPDFNesting = 1000
 )
 
 // errPDFDamaged is wrapped by the errors about a PDF whose structure is
@@ -342,12 +346,16 @@ func inflatedSize(ctx context.Context, s pdf.Value, limit int64) (int64, error) 
 	defer rc.Close()
 	buf := make([]byte, 32<<10)
 	var n int64
+	var nest pdfNesting
 	for n <= limit {
 		if err := ctx.Err(); err != nil {
 			return n, ctxCause(ctx)
 		}
 		k, err := rc.Read(buf)
 		n += int64(k)
+		if !nest.scan(buf[:k]) {
+			return n, damagedPDF("the page's content is nested more than %d levels deep", maxPDFNesting)
+		}
 		if err == io.EOF {
 			break
 		}
@@ -356,6 +364,79 @@ func inflatedSize(ctx context.Context, s pdf.Value, limit int64) (int64, error) 
 		}
 	}
 	return n, nil
+}
+
+// pdfNesting follows the nesting of arrays and dictionaries through a
+// content stream read in pieces, skipping strings and comments.
+type pdfNesting struct {
+	depth   int
+	str     int  // nesting of parentheses inside a literal string
+	esc     bool // after a backslash in a literal string
+	hex     bool // inside a hexadecimal string
+	lt, gt  bool // after a '<' or a '>'
+	comment bool
+}
+
+// scan reads p and reports whether the nesting stayed within
+// maxPDFNesting.
+func (c *pdfNesting) scan(p []byte) bool {
+	for _, b := range p {
+		switch {
+		case c.comment:
+			c.comment = b != '\n' && b != '\r'
+			continue
+		case c.str > 0:
+			switch {
+			case c.esc:
+				c.esc = false
+			case b == '\\':
+				c.esc = true
+			case b == '(':
+				c.str++
+			case b == ')':
+				c.str--
+			}
+			continue
+		case c.hex:
+			c.hex = b != '>'
+			continue
+		case c.lt:
+			c.lt = false
+			if b != '<' {
+				c.hex = b != '>'
+				continue
+			}
+			c.depth++
+			if c.depth > maxPDFNesting {
+				return false
+			}
+			continue
+		case c.gt:
+			c.gt = false
+			if b == '>' {
+				c.depth = max(c.depth-1, 0)
+				continue
+			}
+		}
+		switch b {
+		case '%':
+			c.comment = true
+		case '(':
+			c.str = 1
+		case '[':
+			c.depth++
+		case ']':
+			c.depth = max(c.depth-1, 0)
+		case '<':
+			c.lt = true
+		case '>':
+			c.gt = true
+		}
+		if c.depth > maxPDFNesting {
+			return false
+		}
+	}
+	return c.depth <= maxPDFNesting
 }
 
 // The PDF library does not expose which object a value came from, but its

@@ -88,6 +88,9 @@ func checkXref(r io.ReaderAt, size int64) error {
 		} else if _, ok := tok.(int64); ok {
 			trailer, err = xrefStream(r, size, lx, entries)
 		}
+		if lx.deep {
+			return damagedPDF("the PDF's objects are nested more than %d levels deep", maxXMLDepth)
+		}
 		if err != nil || trailer == nil {
 			return err
 		}
@@ -415,6 +418,10 @@ type pdfLexer struct {
 	pos    int64 // offset of the next byte in the file
 	unread []any
 	budget int
+	// deep is set once a value nested deeper than maxXMLDepth is met: the
+	// lexer then gives no more tokens, so that every open array and
+	// dictionary ends (checkXref refuses the file).
+	deep bool
 }
 
 func newPDFLexer(r io.Reader, pos int64) *pdfLexer {
@@ -451,6 +458,9 @@ func pdfDelim(b byte) bool {
 // token returns the next token: a number, name, keyword ("[", "<<", "R",
 // "obj" ...), or string; nil at the end.
 func (lx *pdfLexer) token() any {
+	if lx.deep {
+		return nil
+	}
 	if n := len(lx.unread); n > 0 {
 		t := lx.unread[n-1]
 		lx.unread = lx.unread[:n-1]
@@ -539,6 +549,7 @@ func (lx *pdfLexer) word() string {
 // token; nil at the end or when nested deeper than maxXMLDepth.
 func (lx *pdfLexer) value(depth int) any {
 	if depth > maxXMLDepth {
+		lx.deep = true
 		return nil
 	}
 	tok := lx.token()
