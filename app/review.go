@@ -188,7 +188,11 @@ func (rs *Reviews) open(p *evidence.Project, opts ReviewOptions, persist bool) *
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = ReviewConcurrency
 	}
-	return &Review{ws: rs.ws, p: p, opts: opts, persist: persist, delay: reviewSaveDelay, texts: map[string]evidence.StudyText{}}
+	r := &Review{ws: rs.ws, p: p, opts: opts, persist: persist, delay: reviewSaveDelay, texts: map[string]evidence.StudyText{}}
+	if persist {
+		r.last = p.Snapshot() // so that even the first save copies only the decisions
+	}
+	return r
 }
 
 // reviewSaveDelay is how long a review waits after an edit before it
@@ -231,7 +235,16 @@ type Review struct {
 	onSave   func(SaveStatus)
 	status   SaveStatus
 
-	saveMu sync.Mutex // held while a save writes
+	saveMu   sync.Mutex // held while a save writes
+	saveFile fileStamp  // the file the last save wrote (under saveMu)
+	// last is a copy of the project (evidence.Project.Snapshot) taken when
+	// it was opened, when a step ended or by the last save, nil in a
+	// review that is never saved; heavyEdited says that the project
+	// changed since otherwise than by screening decisions, so that its
+	// candidates may differ from last's (see Save). Both under mu; nothing
+	// changes last.
+	last        *evidence.Project
+	heavyEdited bool
 
 	learnMu       sync.Mutex         // held while the learner is built or trains
 	rankCancel    context.CancelFunc // cancels the Rank in progress (under mu)
@@ -258,11 +271,28 @@ func (r *Review) Update(edit func(p *evidence.Project)) {
 // edit applies a change that may be refused; a change made is saved
 // shortly.
 func (r *Review) edit(change func(p *evidence.Project) error) error {
+	return r.editing(change, false)
+}
+
+// decide applies a screening decision, a change that may be refused and
+// that changes nothing but the decisions (evidence.Project.DecideAs,
+// UndecideAs): the save that follows copies the project without its
+// candidates, in a moment whatever their number.
+func (r *Review) decide(change func(p *evidence.Project) error) error {
+	return r.editing(change, true)
+}
+
+func (r *Review) editing(change func(p *evidence.Project) error, decisionsOnly bool) error {
 	r.mu.Lock()
 	err := change(r.p)
 	now := false
-	if err == nil {
+	switch {
+	case err == nil && decisionsOnly:
+		now = r.decisionChangedLocked()
+	case err == nil:
 		now = r.changedLocked()
+	case !decisionsOnly:
+		r.heavyEdited = true // refused, but it may have changed something
 	}
 	r.mu.Unlock()
 	if err == nil {
@@ -376,11 +406,7 @@ func (r *Review) step(ctx context.Context, run func(ctx context.Context, sess *e
 		r.mu.Unlock()
 		return evidence.ErrStepRunning
 	}
-	cp, err := r.p.Clone()
-	if err != nil {
-		r.mu.Unlock()
-		return err
-	}
+	cp := r.p.Snapshot()
 	r.stepping = true
 	r.texts = map[string]evidence.StudyText{} // a full text imported since replaces an abstract
 	r.mu.Unlock()
@@ -400,9 +426,15 @@ func (r *Review) step(ctx context.Context, run func(ctx context.Context, sess *e
 	if err != nil && !errors.As(err, &studyErrs) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	var base *evidence.Project
+	if r.persist {
+		base = cp.Snapshot() // cp is the step's own yet: copied without holding the lock
+	}
 	r.mu.Lock()
 	r.p = cp
-	now := r.changedLocked()
+	// Edits made while the step ran are replaced: the candidates are cp's.
+	r.last, r.heavyEdited = base, false
+	now := r.decisionChangedLocked()
 	r.mu.Unlock()
 	r.afterChange(now)
 	return err
@@ -582,11 +614,8 @@ func (r *Review) extract(ctx context.Context, progress func(done, total int), ru
 // its settings (evidence.Project.AnalyzeOutcome).
 func (r *Review) Analyze(outcome int) (meta.Result, error) {
 	r.mu.Lock()
-	cp, err := r.p.Clone()
+	cp := r.p.Snapshot()
 	r.mu.Unlock()
-	if err != nil {
-		return meta.Result{}, err
-	}
 	_, res, err := cp.AnalyzeOutcome(outcome)
 	return res, err
 }
@@ -598,11 +627,8 @@ func (r *Review) ExportWorkbook(ctx context.Context, path string, prov export.Pr
 		r.ws.logger.Warn("review: saving before the export", "err", err)
 	}
 	r.mu.Lock()
-	cp, err := r.p.Clone()
+	cp := r.p.Snapshot()
 	r.mu.Unlock()
-	if err != nil {
-		return err
-	}
 	sess, err := r.ws.openSession(ctx, cp)
 	if err != nil {
 		return err
@@ -624,6 +650,13 @@ func (r *Review) OnSave(fn func(SaveStatus)) {
 // changedLocked records a change: unless the review is not saved, it is
 // saved after a moment, or at once (true) when the review is closed.
 func (r *Review) changedLocked() (saveNow bool) {
+	r.heavyEdited = true
+	return r.decisionChangedLocked()
+}
+
+// decisionChangedLocked is changedLocked for a change of the screening
+// decisions only (see decide).
+func (r *Review) decisionChangedLocked() (saveNow bool) {
 	if !r.persist {
 		return false
 	}
@@ -659,8 +692,17 @@ func (r *Review) notify() {
 }
 
 // Save saves the project now if it changed since the last save, and
-// waits; saves run one at a time, so the newest change is written last.
-// A review that is never saved (Scratch) does nothing.
+// waits; saves run one at a time, so the newest change is written last,
+// and saves asked for while one writes make one save of the newest
+// state. A review that is never saved (Scratch) does nothing.
+//
+// The review's lock is held only while the project is copied
+// (evidence.Project.Snapshot): while the reviewer screens, only what the
+// decisions changed is copied (SnapshotReusing), so a decision waits at
+// most a few milliseconds for a save even with evidence.MaxCandidates
+// candidates (BenchmarkReviewDecideWhileSaving); the checks, the encoding
+// and the write (atomic: a failed or interrupted save leaves the previous
+// file as it was) happen outside it.
 func (r *Review) Save() error {
 	if !r.persist {
 		return nil
@@ -677,11 +719,16 @@ func (r *Review) Save() error {
 		r.mu.Unlock()
 		return nil
 	}
-	cp, err := r.p.Clone()
-	r.mu.Unlock()
-	if err == nil {
-		err = r.ws.SaveReviewProject(cp)
+	var cp *evidence.Project
+	if r.last != nil && !r.heavyEdited {
+		cp = r.p.SnapshotReusing(r.last)
+	} else {
+		cp = r.p.Snapshot()
 	}
+	r.last, r.heavyEdited = cp, false
+	r.mu.Unlock()
+	stamp, err := r.ws.saveReviewProject(cp, r.saveFile)
+	r.saveFile = stamp
 	r.mu.Lock()
 	r.status.Err = err
 	if err == nil {

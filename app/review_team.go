@@ -94,12 +94,12 @@ func (r *Review) Screener() string {
 // DecideStage records a decision at a stage as the screener
 // (evidence.Project.DecideAs).
 func (r *Review) DecideStage(stage evidence.Stage, id string, include bool, reason string) error {
-	return r.edit(func(p *evidence.Project) error { return p.DecideAs(r.screener, stage, id, include, reason) })
+	return r.decide(func(p *evidence.Project) error { return p.DecideAs(r.screener, stage, id, include, reason) })
 }
 
 // UndecideStage removes the screener's decision at a stage.
 func (r *Review) UndecideStage(stage evidence.Stage, id string) error {
-	return r.edit(func(p *evidence.Project) error { return p.UndecideAs(r.screener, stage, id) })
+	return r.decide(func(p *evidence.Project) error { return p.UndecideAs(r.screener, stage, id) })
 }
 
 // SetNotRetrieved marks a report not retrieved (evidence.Project.SetNotRetrieved).
