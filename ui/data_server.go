@@ -106,12 +106,12 @@ func connectionSummary(rep postgres.ConnectionReport) string {
 		fmt.Fprintf(&b, ", schemas %s", strings.Join(rep.Schemas, ", "))
 	}
 	fmt.Fprintf(&b, ": %d tables and views readable.\n", rep.Tables)
+	if rep.Warning != "" {
+		b.WriteString("Warning: " + rep.Warning + "\n")
+	}
 	if !rep.CanWrite() {
 		b.WriteString("The role can only read. Clinsight never writes, whatever the role may do.")
 	} else {
-		if rep.Warning != "" {
-			b.WriteString("Warning: " + rep.Warning + "\n")
-		}
 		b.WriteString("The role could: " + strings.Join(rep.Writes, "; ") + ".")
 	}
 	if rep.GrantSQL != "" {

@@ -34,7 +34,15 @@ type ConnectionReport struct {
 	// "INSERT, UPDATE, DELETE or TRUNCATE on 3 tables: clin.patients, ...");
 	// empty for a read-only role.
 	Writes []string
-	// Warning is a sentence for the front end when Writes is not empty.
+	// Shadows lists the functions and operators of the schemas read that
+	// are named like PostgreSQL's own ("clin.lower(character varying)",
+	// "operator clin.= (character varying, character varying)") and belong
+	// to no extension. A query calling that name on those types runs them
+	// instead of PostgreSQL's (the schemas are the search path), as
+	// Clinsight's role: whoever created them decides the answers.
+	Shadows []string
+	// Warning is a sentence or two for the front end when Writes or
+	// Shadows is not empty.
 	Warning string
 	// GrantSQL are the statements a database administrator runs to create
 	// a read-only role for Clinsight on these schemas (ReaderGrants).
@@ -124,13 +132,53 @@ func (e *Engine) CheckConnection(ctx context.Context) (ConnectionReport, error) 
 	if err != nil {
 		return rep, e.translate(ctx, "", err)
 	}
-	rep.GrantSQL = ReaderGrants(DefaultReaderRole, rep.Database, rep.Schemas)
-	if rep.CanWrite() {
-		rep.Warning = fmt.Sprintf("The role %s can change the database (%s). Clinsight only reads, but a role that can write is a risk the site does not need to take: ask the database administrator for a read-only role, for example with the statements shown.",
-			rep.User, rep.Writes[0])
+	err = e.withTx(ctx, true, func(conn *pgx.Conn) error {
+		rows, qerr := conn.Query(ctx, shadowsSQL, e.schemas)
+		if qerr != nil {
+			return fmt.Errorf("check the schemas for objects named like PostgreSQL's own: %w", qerr)
+		}
+		rep.Shadows, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return rep, e.translate(ctx, "", err)
 	}
+	rep.GrantSQL = ReaderGrants(DefaultReaderRole, rep.Database, rep.Schemas)
+	var warn []string
+	if rep.CanWrite() {
+		warn = append(warn, fmt.Sprintf("The role %s can change the database (%s). Clinsight only reads, but a role that can write is a risk the site does not need to take: ask the database administrator for a read-only role, for example with the statements shown.",
+			rep.User, rep.Writes[0]))
+	}
+	if len(rep.Shadows) > 0 {
+		shown := rep.Shadows[:min(len(rep.Shadows), maxListed)]
+		more := ""
+		if len(rep.Shadows) > maxListed {
+			more = fmt.Sprintf(" and %d more", len(rep.Shadows)-maxListed)
+		}
+		warn = append(warn, fmt.Sprintf("The schemas read hold functions or operators named like PostgreSQL's own (%s%s): a query that uses that name on those types runs them instead of PostgreSQL's own, so its answers are theirs. Ask the database administrator to remove them, or to confirm who made them and that they are meant to be there.",
+			strings.Join(shown, ", "), more))
+	}
+	rep.Warning = strings.Join(warn, " ")
 	return rep, nil
 }
+
+// shadowsSQL lists the functions and operators of the schemas $1 that are
+// named like one of pg_catalog's and belong to no extension (an
+// extension's, such as citext's lower(citext), is installed by the
+// database's administrator on purpose).
+const shadowsSQL = `SELECT format('%s.%s(%s)', quote_ident(n.nspname), quote_ident(p.proname), pg_get_function_identity_arguments(p.oid))
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = ANY($1::text[])
+   AND EXISTS (SELECT 1 FROM pg_proc c WHERE c.pronamespace = 'pg_catalog'::regnamespace AND c.proname = p.proname)
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+UNION ALL
+SELECT format('operator %s.%s (%s, %s)', quote_ident(n.nspname), o.oprname,
+              coalesce(format_type(nullif(o.oprleft, 0), NULL), 'NONE'), coalesce(format_type(nullif(o.oprright, 0), NULL), 'NONE'))
+  FROM pg_operator o JOIN pg_namespace n ON n.oid = o.oprnamespace
+ WHERE n.nspname = ANY($1::text[])
+   AND EXISTS (SELECT 1 FROM pg_operator c WHERE c.oprnamespace = 'pg_catalog'::regnamespace AND c.oprname = o.oprname)
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_operator'::regclass AND d.objid = o.oid AND d.deptype = 'e')
+ ORDER BY 1`
 
 // userSchemas is the SQL condition on pg_namespace n selecting the
 // schemas of the database's own objects.
