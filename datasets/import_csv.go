@@ -39,6 +39,24 @@ const DefaultSampleRows = 10_000
 // cancellation and reports progress.
 const importBatchRows = 1000
 
+// Bounds on reading a CSV file, so that a damaged or hostile file (a lost
+// closing quote, a binary file, a gzip file unpacking to one endless line)
+// fails with a line number instead of taking the machine's memory.
+const (
+	// maxCSVRecordBytes bounds one record (the bytes of one row, once
+	// unpacked). Clinical rows are far below it: MIMIC-IV's longest
+	// (discharge notes) are tens of kilobytes.
+	maxCSVRecordBytes = 16 << 20
+	// maxSampleBytes bounds the rows held to infer the column types: the
+	// sample ends at DefaultSampleRows rows or at this many bytes of
+	// values, whichever comes first.
+	maxSampleBytes = 64 << 20
+	// maxBatchBytes bounds the values of one batch of rows between the
+	// reader and the inserter (loadBuffers batches circulate): a batch is
+	// handed over at maxRowsPerInsert rows or at this many bytes.
+	maxBatchBytes = 8 << 20
+)
+
 // ErrTableExists is returned (wrapped) when an import targets a table name
 // that already exists and the caller did not ask to replace it.
 var ErrTableExists = errors.New("table already exists")
@@ -88,8 +106,11 @@ type CSVOptions struct {
 	// indexHints are columns indexed when they exist and ignored otherwise.
 	indexHints []string
 	// maxRecordBytes, when positive, bounds each CSV record (see
-	// newRecordBound).
+	// newRecordBound); maxCSVRecordBytes when 0.
 	maxRecordBytes int
+	// maxSampleBytes, when positive, replaces the package's bound on the
+	// sample's bytes (tests lower it).
+	maxSampleBytes int
 }
 
 // ImportColumn describes one column of an imported table.
@@ -267,9 +288,11 @@ func (imp *csvImport) open() error {
 		return imp.fail(1, errors.New("corrupt gzip data: the file is named .gz but does not start with the gzip magic bytes"))
 	}
 	src := textenc.UTF8(text) // UTF-16 (as Excel saves "Unicode text") decoded
-	if imp.opts.maxRecordBytes > 0 {
-		src = newRecordBound(src, imp.opts.maxRecordBytes)
+	maxRecord := imp.opts.maxRecordBytes
+	if maxRecord <= 0 {
+		maxRecord = maxCSVRecordBytes
 	}
+	src = newRecordBound(src, maxRecord)
 	r := csv.NewReader(src)
 	r.ReuseRecord = true
 	r.FieldsPerRecord = 0 // set by the header
@@ -301,6 +324,10 @@ func (imp *csvImport) read() ([]string, int, error) {
 		return nil, pe.StartLine, imp.fail(pe.StartLine, cause)
 	}
 	line := imp.lastEnd + 1
+	var tl *RecordTooLongError
+	if errors.As(err, &tl) {
+		return nil, tl.Line, imp.fail(tl.Line, err)
+	}
 	if isGzipCorruption(err) {
 		return nil, line, imp.fail(line, fmt.Errorf("corrupt gzip stream after line %d: %w", imp.lastEnd, err))
 	}
@@ -381,8 +408,13 @@ func (imp *csvImport) run(ctx context.Context, db *sql.DB) (ImportResult, error)
 		if limit <= 0 {
 			limit = DefaultSampleRows
 		}
+		maxBytes := opts.maxSampleBytes
+		if maxBytes <= 0 {
+			maxBytes = maxSampleBytes
+		}
 		stats := make([]typeStats, ncol)
-		for len(sample) < limit {
+		sampleBytes := 0
+		for len(sample) < limit && sampleBytes < maxBytes {
 			rec, line, err := imp.read()
 			if err == io.EOF {
 				eof = true
@@ -400,6 +432,7 @@ func (imp *csvImport) run(ctx context.Context, db *sql.DB) (ImportResult, error)
 			sample = append(sample, bufferedRow{line: line, fields: append([]string(nil), rec...)})
 			for i, v := range rec {
 				stats[i].add(v)
+				sampleBytes += len(v)
 			}
 		}
 		for i := range cols {
@@ -987,6 +1020,7 @@ type argBatch struct {
 	args  []driver.NamedValue // n rows of ncol bind arguments
 	lines []int               // first line of each row's record
 	n     int                 // rows in the batch
+	size  int                 // bytes of the values in the batch
 	bytes int64               // file bytes read when the batch was handed over
 	err   error               // set on the last batch when reading or converting failed
 }
@@ -1054,7 +1088,7 @@ func (imp *csvImport) produce(conv *rowConverter, sample []bufferedRow, eof bool
 	next := func() bool {
 		select {
 		case b = <-free:
-			b.n, b.err = 0, nil
+			b.n, b.size, b.err = 0, 0, nil
 			return true
 		case <-stop:
 			return false
@@ -1077,7 +1111,10 @@ func (imp *csvImport) produce(conv *rowConverter, sample []bufferedRow, eof bool
 		}
 		b.lines[b.n] = line
 		b.n++
-		if b.n == per {
+		for _, v := range rec {
+			b.size += len(v)
+		}
+		if b.n == per || b.size >= maxBatchBytes {
 			return send() && next()
 		}
 		return true
