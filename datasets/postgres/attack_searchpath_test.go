@@ -24,8 +24,8 @@ func TestConnectionWarnsOfObjectsShadowingPostgreSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if clean.Warning != "" || len(clean.Shadows) != 0 {
-		t.Fatalf("a clean schema: warning %q shadows %q", clean.Warning, clean.Shadows)
+	if clean.Warning != "" || len(clean.Shadows) != 0 || len(clean.OthersCreate) != 0 {
+		t.Fatalf("a clean schema: warning %q shadows %q others who may create %q", clean.Warning, clean.Shadows, clean.OthersCreate)
 	}
 	d.c.Exec(t, d.name, `CREATE ROLE intruder_sp; GRANT CREATE, USAGE ON SCHEMA clin TO intruder_sp; SET ROLE intruder_sp;
 CREATE FUNCTION clin.lower(character varying) RETURNS text LANGUAGE sql AS $$ SELECT 'planted' $$;
@@ -56,10 +56,13 @@ RESET ROLE`)
 	if strings.Contains(all, "always_sp") {
 		t.Errorf("shadows name a function that shadows nothing: %q", rep.Shadows)
 	}
+	if len(rep.OthersCreate) != 1 || rep.OthersCreate[0] != "clin: intruder_sp" {
+		t.Errorf("others who may create = %q, want clin: intruder_sp", rep.OthersCreate)
+	}
 	if rep.CanWrite() {
 		t.Errorf("the reader is said to write: %q", rep.Writes)
 	}
-	for _, want := range []string{"clin.lower(character varying)", "instead of PostgreSQL's own", "database administrator"} {
+	for _, want := range []string{"clin.lower(character varying)", "instead of PostgreSQL's own", "database administrator", "clin: intruder_sp", "revoke CREATE"} {
 		if !strings.Contains(rep.Warning, want) {
 			t.Errorf("warning lacks %q: %q", want, rep.Warning)
 		}

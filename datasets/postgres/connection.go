@@ -41,8 +41,13 @@ type ConnectionReport struct {
 	// instead of PostgreSQL's (the schemas are the search path), as
 	// Clinsight's role: whoever created them decides the answers.
 	Shadows []string
-	// Warning is a sentence or two for the front end when Writes or
-	// Shadows is not empty.
+	// OthersCreate lists, per schema read, the other roles that may create
+	// objects there ("clin: analyst", "public: PUBLIC (every role)"):
+	// besides its owner, superusers and the role itself (in Writes). Any
+	// of them could plant such a function or operator.
+	OthersCreate []string
+	// Warning is a sentence or more for the front end when Writes, Shadows
+	// or OthersCreate is not empty.
 	Warning string
 	// GrantSQL are the statements a database administrator runs to create
 	// a read-only role for Clinsight on these schemas (ReaderGrants).
@@ -137,7 +142,13 @@ func (e *Engine) CheckConnection(ctx context.Context) (ConnectionReport, error) 
 		if qerr != nil {
 			return fmt.Errorf("check the schemas for objects named like PostgreSQL's own: %w", qerr)
 		}
-		rep.Shadows, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if rep.Shadows, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return err
+		}
+		if rows, qerr = conn.Query(ctx, othersCreateSQL, e.schemas); qerr != nil {
+			return fmt.Errorf("check who may create objects in the schemas: %w", qerr)
+		}
+		rep.OthersCreate, err = pgx.CollectRows(rows, pgx.RowTo[string])
 		return err
 	})
 	if err != nil {
@@ -157,6 +168,10 @@ func (e *Engine) CheckConnection(ctx context.Context) (ConnectionReport, error) 
 		}
 		warn = append(warn, fmt.Sprintf("The schemas read hold functions or operators named like PostgreSQL's own (%s%s): a query that uses that name on those types runs them instead of PostgreSQL's own, so its answers are theirs. Ask the database administrator to remove them, or to confirm who made them and that they are meant to be there.",
 			strings.Join(shown, ", "), more))
+	}
+	if len(rep.OthersCreate) > 0 {
+		warn = append(warn, fmt.Sprintf("Other roles may create objects in the schemas read (%s): a function or operator one of them creates there, named like PostgreSQL's own, would run in Clinsight's queries instead. Ask the database administrator to revoke CREATE on these schemas from roles that do not own the data.",
+			strings.Join(rep.OthersCreate, "; ")))
 	}
 	rep.Warning = strings.Join(warn, " ")
 	return rep, nil
@@ -233,3 +248,18 @@ func CheckSource(ctx context.Context, src Source, opts Options) (ConnectionRepor
 	defer e.Close()
 	return e.CheckConnection(ctx)
 }
+
+// othersCreateSQL lists, for each schema of $1, the roles besides its
+// owner (and the owner's members), superusers and the current role that
+// may create objects in it; PUBLIC when every role may.
+const othersCreateSQL = `SELECT quote_ident(n.nspname) || ': ' || string_agg(w.who, ', ' ORDER BY w.who)
+  FROM pg_namespace n CROSS JOIN LATERAL (
+       SELECT 'PUBLIC (every role)' AS who WHERE has_schema_privilege('public', n.oid, 'CREATE')
+       UNION ALL
+       SELECT quote_ident(r.rolname) FROM pg_roles r
+        WHERE NOT has_schema_privilege('public', n.oid, 'CREATE')
+          AND NOT r.rolsuper AND r.rolname <> current_user AND r.rolname NOT LIKE 'pg\_%'
+          AND NOT pg_has_role(r.oid, n.nspowner, 'MEMBER')
+          AND has_schema_privilege(r.oid, n.oid, 'CREATE')) AS w
+ WHERE n.nspname = ANY($1::text[])
+ GROUP BY n.nspname ORDER BY 1`
