@@ -180,6 +180,7 @@ func (d *Data) individuals(ctx context.Context, src Source, query string, sh dis
 					if q != "" {
 						info.Column = q + "." + col
 					}
+					info.Cells = d.cellIndividuals(ctx, src, query, expr, res, kinds, limits) // disclosure_cells.go
 					return info
 				}
 			}
@@ -201,6 +202,7 @@ func (d *Data) individuals(ctx context.Context, src Source, query string, sh dis
 			}
 		}
 		info.Column, info.Counts = res.Columns[j].Name+" (the row's count)", counts
+		info.Cells = d.cellIndividuals(ctx, src, query, "", res, kinds, limits) // records, for want of individuals
 		return info
 	}
 	return info

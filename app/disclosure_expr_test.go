@@ -38,11 +38,11 @@ func allCells(t *testing.T, path string) []string {
 }
 
 // TestExportIdentifiersThroughExpressions: an identifier passed through an
-// expression in the select list (name || ”, upper(name), substr(ssn, …),
-// CAST(mrn AS TEXT), json_object('a', mrn), a date of birth formatted by
-// strftime) is still an identifier: the unconfirmed export names it, and
-// the confirmed one (streamed and in memory) writes no raw value of it to
-// any cell of the workbook.
+// expression in the select list (name concatenated with an empty string,
+// upper(name), substr(ssn, …), CAST(mrn AS TEXT), json_object('a', mrn), a
+// date of birth formatted by strftime) is still an identifier: the
+// unconfirmed export names it, and the confirmed one (streamed and in
+// memory) writes no raw value of it to any cell of the workbook.
 func TestExportIdentifiersThroughExpressions(t *testing.T) {
 	ctx := context.Background()
 	ws := openTemp(t)

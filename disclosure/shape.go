@@ -291,13 +291,11 @@ func (l lexed) item(a, b int) (ColumnKind, bool) {
 	if b-a == 1 && l.punct(a, "*") || b-a == 3 && l.punct(a+1, ".") && l.punct(a+2, "*") {
 		return Key, true
 	}
-	// count( … ) alone, possibly with an alias.
-	if strings.EqualFold(l.tokenName(a), "count") && l.isAggregateCall(a) {
-		end := l.closing(a + 1)
-		rest := b - end - 1
-		if rest == 0 || rest == 1 || rest == 2 && l.word(end+1) == "AS" {
-			return Count, false
-		}
+	// count( … ) alone (or FILTER (WHERE …)), possibly with an alias, or
+	// counts added and subtracted (count(*) - count(dod) counts the rows
+	// without a date of death).
+	if l.countArithmetic(a, b) {
+		return Count, false
 	}
 	for j := a; j < b; j++ {
 		if l.punct(j, "(") && l.word(j+1) == "SELECT" {
@@ -455,4 +453,31 @@ func integerColumn(res *datasets.Result, j int) bool {
 		}
 	}
 	return seen
+}
+
+// countArithmetic reports whether the select-list item of tokens [a, b)
+// is made of count(…) calls (each possibly with FILTER (WHERE …)), whole
+// numbers, + and − and parentheses, with an optional alias: a number of
+// records, checked like a count.
+func (l lexed) countArithmetic(a, b int) bool {
+	counts := 0
+	for j := a; j < b; j++ {
+		switch {
+		case strings.EqualFold(l.tokenName(j), "count") && l.isAggregateCall(j):
+			j = l.closing(j + 1)
+			if l.word(j+1) == "FILTER" && l.punct(j+2, "(") {
+				j = l.closing(j + 2)
+			}
+			counts++
+		case l.punct(j, "+") || l.punct(j, "-") || l.punct(j, "(") || l.punct(j, ")"):
+		case l.toks[j].Kind == datasets.TokenNumber && !strings.ContainsAny(l.toks[j].Text(l.src), ".eE"):
+		case l.word(j) == "AS" && j+2 == b:
+			return counts > 0
+		case j == b-1 && j > a && (l.toks[j].Kind == datasets.TokenWord || l.toks[j].Kind == datasets.TokenQuoted) && l.punct(j-1, ")"):
+			return counts > 0 // an alias without AS
+		default:
+			return false
+		}
+	}
+	return counts > 0
 }

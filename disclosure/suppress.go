@@ -59,6 +59,12 @@ type Individuals struct {
 	// Kinds are the kinds of the result's columns (ColumnKinds); nil means
 	// by name only.
 	Kinds []ColumnKind
+	// Cells, when not nil, holds per row and column the fewest individuals
+	// behind one aggregate of the cell (Contributions.Cells): a count or
+	// statistic from 1 to k−1 of them is suppressed (a sum of a condition
+	// in a group of 84 that one person meets); CellUnknown suppresses a
+	// statistic.
+	Cells [][]int64
 }
 
 func (in Individuals) count(row int) int64 {
@@ -66,6 +72,15 @@ func (in Individuals) count(row int) int64 {
 		return in.Counts[row]
 	}
 	return -1
+}
+
+// cell returns the fewest individuals behind one aggregate of a cell, or
+// math.MaxInt64 when that is not known to matter.
+func (in Individuals) cell(row, col int) int64 {
+	if row < len(in.Cells) && col < len(in.Cells[row]) {
+		return in.Cells[row][col]
+	}
+	return math.MaxInt64
 }
 
 // Report describes what Suppress did.
@@ -143,13 +158,15 @@ func Suppress(res *datasets.Result, info Individuals, k int) (*datasets.Result, 
 				continue
 			}
 			small := false
+			cell := info.cell(i, j)
 			switch kind {
 			case Count:
 				x, ok := number(v)
-				small = ok && x >= 1 && x < float64(k) || ind >= 1 && ind < int64(k) && (!ok || x != 0)
+				small = ok && x >= 1 && x < float64(k) || ind >= 1 && ind < int64(k) && (!ok || x != 0) ||
+					cell >= 1 && cell < int64(k)
 			case Statistic:
-				small = ind < int64(k) // unknown (-1) too: conservative
-				unknown = unknown || ind < 0
+				small = ind < int64(k) || cell < int64(k) && cell != 0 // unknown (-1) too: conservative
+				unknown = unknown || ind < 0 || cell == CellUnknown
 			}
 			if small {
 				row[j] = Suppressed{K: k}
