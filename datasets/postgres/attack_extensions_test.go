@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -237,4 +239,65 @@ func TestSessionAdvisoryLocksEndWithTheQuery(t *testing.T) {
 	if res, err := e.Query(ctx, "SELECT count(*) FROM patients"); err != nil || res.Rows[0][0] != int64(3) {
 		t.Errorf("after: %v, %v", res, err)
 	}
+}
+
+// TestOtherSessionsQueriesAreRefused: every Clinsight user of a site
+// shares the read-only role of ReaderGrants, and PostgreSQL shows a role
+// the text of its own sessions' queries in pg_stat_activity. A query
+// there would show one clinician what another is asking, literals (a
+// patient's identifier) included: beyond the data either chose. The gate
+// refuses the views and functions that show other sessions' queries.
+func TestOtherSessionsQueriesAreRefused(t *testing.T) {
+	d := newTestDB(t)
+	ctx := context.Background()
+	const role = "clinsight_reader_act"
+	d.c.Reader(t, d.name, role, ReaderGrants(role, d.name, []string{"clin"}), "CLINSIGHT_TEST_PG_READER_ACT")
+	src := Source{DSN: d.c.URL(role, d.name), Schemas: []string{"clin"}, PasswordEnv: "CLINSIGHT_TEST_PG_READER_ACT"}
+	alice, err := Open(ctx, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	bob, err := Open(ctx, src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bob.Close()
+	// Alice's query runs until Bob has looked (or 20 s).
+	done := make(chan error, 1)
+	go func() {
+		_, err := alice.Query(ctx, "SELECT count(*) FROM patients WHERE note <> 'MRN-4711' AND pg_sleep(20) IS NOT NULL")
+		done <- err
+	}()
+	admin := d.c.Super(t, d.name)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var n int
+		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%MRN-4711%' AND pid <> pg_backend_pid()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Alice's query never showed in pg_stat_activity")
+		}
+		runtime.Gosched()
+	}
+	for _, q := range []string{
+		"SELECT query FROM pg_stat_activity WHERE query LIKE '%MRN%'",
+		"SELECT query FROM pg_catalog.pg_stat_get_activity(NULL) WHERE query LIKE '%MRN%'",
+		"SELECT query FROM pg_stat_statements",
+	} {
+		res, err := bob.Query(ctx, q)
+		var refused *datasets.RefusedError
+		if !errors.As(err, &refused) {
+			t.Errorf("%q: rows %v, err %v; want a refusal", q, res, err)
+		}
+	}
+	var pid int
+	_ = admin.QueryRow(ctx, "SELECT pid FROM pg_stat_activity WHERE query LIKE '%MRN-4711%' AND pid <> pg_backend_pid()").Scan(&pid)
+	if pid != 0 {
+		_, _ = admin.Exec(ctx, "SELECT pg_cancel_backend($1)", pid)
+	}
+	<-done
 }

@@ -97,6 +97,7 @@ const (
 	whyIndex     = "%s changes an index"
 	whyTableLock = "%s locks a table against changes while it runs"
 	whySeed      = "%s changes the random numbers of later queries on the same connection"
+	whyActivity  = "%s shows the queries of other sessions, other Clinsight users' included"
 )
 
 // refusedFunctions are functions refused by name (compared in lower case,
@@ -149,6 +150,10 @@ var refusedFunctions = map[string]string{
 	"pg_ident_file_mappings":    whyFiles,
 	"pg_show_all_file_settings": whyFiles,
 	"pg_logdir_ls":              whyFiles,
+	// Every Clinsight user of a site shares one role, and a role sees the
+	// query text of its own sessions (TestOtherSessionsQueriesAreRefused).
+	"pg_stat_activity":     whyActivity,
+	"pg_stat_get_activity": whyActivity,
 }
 
 // refusedPrefixes are name prefixes refused like refusedFunctions.
@@ -171,9 +176,11 @@ var refusedPrefixes = []struct{ prefix, why string }{
 	{"pg_wal_replay_", whyAdmin},
 	{"pg_backup_", whyAdmin},
 	{"binary_upgrade_", whyAdmin},
-	{"crosstab", whySQLText},   // tablefunc: crosstab, crosstab2, crosstab3, crosstab4
-	{"heap_force_", whyRows},   // pg_surgery
-	{"autoprewarm_", whyAdmin}, // pg_prewarm: writes a file, starts workers
+	{"crosstab", whySQLText}, // tablefunc: crosstab, crosstab2, crosstab3, crosstab4
+	{"heap_force_", whyRows}, // pg_surgery
+	{"autoprewarm_", whyAdmin},
+	{"pg_stat_statements", whyActivity},           // the view, its function and pg_stat_statements_info
+	{"pg_stat_get_backend_activity", whyActivity}, // a backend's query text // pg_prewarm: writes a file, starts workers
 }
 
 // refusedName returns why a name is refused, "" when it is not.
