@@ -159,6 +159,11 @@ func checkTaskModel(ctx context.Context, client *localllm.Client, r Recommended,
 		c.Detail = "installed, but its details could not be read: " + err.Error()
 		return c
 	}
+	if d.RemoteHost != "" {
+		c.Detail = fmt.Sprintf("installed as a cloud model: the model server forwards its requests to %s, so Clinsight will not use it", d.RemoteHost)
+		c.Fix = fmt.Sprintf("choose a model that runs on the model server itself in Settings (recommended: %s)", r.Model)
+		return c
+	}
 	if len(d.Capabilities) > 0 && !slices.Contains(d.Capabilities, r.Capability) {
 		c.Detail = fmt.Sprintf("installed, but it cannot do %s (it offers %s)", r.Capability, strings.Join(d.Capabilities, ", "))
 		c.Fix = fmt.Sprintf("choose a model that can in Settings (recommended: %s)", r.Model)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -250,31 +249,21 @@ func TestBoundsDoNotHideCancel(t *testing.T) {
 	}
 }
 
-// TestServerNeverReadsRequest: a server that accepts the connection but
-// never reads the request (so a large request cannot be sent) is given up
-// after the header timeout too, not waited for forever.
+// TestServerNeverReadsRequest: a server that answers the model check but
+// never reads the chat request (so a large request cannot be sent) is given
+// up after the header timeout too, not waited for forever.
 func TestServerNeverReadsRequest(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := make(chan net.Conn, 8)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			held <- c // never read, never answered
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/show" {
+			io.WriteString(w, `{"details":{},"model_info":{}}`)
+			return
 		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		for len(held) > 0 {
-			(<-held).Close()
-		}
-	})
-	c, err := localllm.New(localllm.Config{Host: "http://" + l.Addr().String(), HeaderTimeout: 200 * time.Millisecond})
+		<-stop // never read, never answered
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) }) // before srv.Close, which waits for the handler
+	c, err := localllm.New(localllm.Config{Host: srv.URL, HeaderTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

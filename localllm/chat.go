@@ -29,6 +29,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onDelta func(delta s
 
 // chatOnce makes one /api/chat request and reports it to Config.OnCall.
 func (c *Client) chatOnce(ctx context.Context, req ChatRequest, format json.RawMessage, onDelta func(string)) (res ChatResult, err error) {
+	if err := c.checkRunsHere(ctx, "chat", req.Model); err != nil {
+		return ChatResult{}, err
+	}
 	defer func() {
 		n := 0
 		for _, m := range req.Messages {

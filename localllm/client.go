@@ -132,6 +132,9 @@ type Client struct {
 	log         *slog.Logger
 	onCall      func(CallInfo)
 	hasToken    bool
+	// runsHere holds the models the server said it runs itself (see
+	// checkRunsHere).
+	runsHere sync.Map
 
 	headerTimeout  time.Duration
 	infoTimeout    time.Duration
@@ -289,6 +292,11 @@ type Model struct {
 	Quantization string
 	// ModifiedAt is when the model was installed or last changed.
 	ModifiedAt time.Time
+	// RemoteHost is where the server forwards every request for the model
+	// when it does not run it itself (a "cloud" model, such as
+	// https://ollama.com:443); "" for a model the server runs. Clinsight
+	// refuses to chat or embed with such a model.
+	RemoteHost string
 }
 
 // Models lists the installed models (/api/tags).
@@ -313,6 +321,7 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 			ParameterSize: m.Details.ParameterSize,
 			Quantization:  m.Details.QuantizationLevel,
 			ModifiedAt:    m.ModifiedAt,
+			RemoteHost:    m.RemoteHost,
 		})
 	}
 	return out, nil
@@ -354,6 +363,7 @@ func (c *Client) Show(ctx context.Context, model string) (ModelDetail, error) {
 			ParameterSize: resp.Details.ParameterSize,
 			Quantization:  resp.Details.QuantizationLevel,
 			ModifiedAt:    resp.ModifiedAt,
+			RemoteHost:    resp.RemoteHost,
 		},
 		Parameters: resp.Parameters,
 	}

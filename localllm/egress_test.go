@@ -6,11 +6,14 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,6 +143,112 @@ func TestEgressProxySettingsIgnored(t *testing.T) {
 		}
 		if len(s.Requests()) == 0 {
 			t.Errorf("%s: no request reached the server at %s", name, s.URL)
+		}
+	}
+}
+
+// TestEgressCloudModelRefused: Ollama forwards every chat request for a
+// remote model (a "cloud" model such as gpt-oss:120b-cloud, installed by
+// `ollama pull`, or one created with a remote_host) to that remote host,
+// ollama.com by default: the prompt leaves the model server. Clinsight
+// refuses such a model before sending anything, for chat, JSON chat and
+// embeddings, naming the model and where it would go; the remote host
+// (a decoy here) receives nothing. A model that runs on the server works.
+func TestEgressCloudModelRefused(t *testing.T) {
+	var mu sync.Mutex
+	var relayed []string
+	decoy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		relayed = append(relayed, string(b))
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(decoy.Close)
+	const cloudChat, cloudEmbed = "gpt-oss:120b-cloud", "embeddinggemma:cloud"
+	s := ollamatest.New(t,
+		ollamatest.Model{Name: chatModel},
+		ollamatest.Model{Name: cloudChat, RemoteHost: decoy.URL},
+		ollamatest.Model{Name: cloudEmbed, Embedding: true, RemoteHost: decoy.URL},
+	)
+	for range 4 {
+		s.QueueChat(ollamatest.ChatReply{Content: "{}"})
+	}
+	c := newClient(t, s, localllm.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prompt := userMsg("Patient 10006 (F, 71): lactate 4.1, fever. Sepsis?")
+	calls := map[string]func() error{
+		"chat": func() error {
+			_, err := c.Chat(ctx, localllm.ChatRequest{Model: cloudChat, Messages: prompt}, nil)
+			return err
+		},
+		"JSON chat": func() error {
+			_, err := c.ChatJSON(ctx, localllm.ChatRequest{Model: cloudChat, Messages: prompt}, localllm.MustParseSchema(`{"type":"object"}`), nil)
+			return err
+		},
+		"embed": func() error {
+			_, _, err := c.Embed(ctx, cloudEmbed, []string{"Patient 10006 has sepsis"})
+			return err
+		},
+	}
+	for name, call := range calls {
+		for range 2 { // the second time from what the client remembers
+			err := call()
+			if localllm.KindOf(err) != localllm.Refused {
+				t.Errorf("%s: %v, want a refusal", name, err)
+				continue
+			}
+			for _, want := range []string{decoy.URL, "Settings"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: message %q lacks %q", name, err, want)
+				}
+			}
+		}
+	}
+	mu.Lock()
+	if len(relayed) != 0 {
+		t.Errorf("the remote host received %d requests: %q", len(relayed), relayed)
+	}
+	mu.Unlock()
+	if n := s.Count(http.MethodPost, "/api/chat") + s.Count(http.MethodPost, "/api/embed"); n != 0 {
+		t.Errorf("%d chat or embedding requests reached the server", n)
+	}
+	if _, err := c.Chat(ctx, localllm.ChatRequest{Model: chatModel, Messages: prompt}, nil); err != nil {
+		t.Fatalf("a model that runs on the server: %v", err)
+	}
+}
+
+// TestEgressPromptOnlyToAnOllamaServer: a host that is not an Ollama server
+// (a web or cloud API answering 404 to Ollama's paths) never receives a
+// prompt: the model check before it fails, and nothing more is sent.
+func TestEgressPromptOnlyToAnOllamaServer(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(other.Close)
+	c, err := localllm.New(localllm.Config{Host: other.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Chat(ctx, localllm.ChatRequest{Model: chatModel, Messages: userMsg("Patient 10006 has sepsis.")}, nil); err == nil {
+		t.Error("chat succeeded")
+	}
+	if _, _, err := c.Embed(ctx, embedModel, []string{"Patient 10006 has sepsis."}); err == nil {
+		t.Error("embedding succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range paths {
+		if p != "POST /api/show" {
+			t.Errorf("the host received %s", p)
 		}
 	}
 }

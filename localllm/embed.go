@@ -40,6 +40,9 @@ func (c *Client) EmbedWith(ctx context.Context, req EmbedRequest) (_ [][]float32
 	if len(req.Texts) == 0 {
 		return nil, usage, nil
 	}
+	if err := c.checkRunsHere(ctx, "embedding", req.Model); err != nil {
+		return nil, usage, err
+	}
 	requests := 0
 	defer func() {
 		n := 0

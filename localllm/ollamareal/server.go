@@ -80,6 +80,14 @@ func (b *syncBuffer) String() string {
 // test ends; its output is logged when the test failed.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	return StartWith(tb)
+}
+
+// StartWith is [Start] with env added to the server's environment, after
+// (and so overriding) Start's own variables, e.g. "OLLAMA_NO_CLOUD=" to let
+// it forward remote models' requests.
+func StartWith(tb testing.TB, env ...string) *Server {
+	tb.Helper()
 	bin := Binary(tb)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -98,6 +106,7 @@ func Start(tb testing.TB) *Server {
 		"OLLAMA_MAX_LOADED_MODELS=2",
 		"HOME="+dir, // ollama serve writes its key pair under $HOME/.ollama
 	)
+	s.cmd.Env = append(s.cmd.Env, env...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	// Its own process group, so that the runners it spawns are stopped too.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

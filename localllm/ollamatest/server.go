@@ -57,6 +57,12 @@ type Model struct {
 	// Dimension is the length of its embeddings; default
 	// [DefaultDimension].
 	Dimension int
+	// RemoteHost makes the model a remote ("cloud") model, as `ollama pull
+	// gpt-oss:120b-cloud` installs one: the server lists it with this
+	// remote_host, and relays each chat request for it, body unchanged,
+	// to RemoteHost + "/api/chat" before answering, as Ollama forwards it
+	// to ollama.com.
+	RemoteHost string
 }
 
 func (m Model) withDefaults() Model {
@@ -578,6 +584,7 @@ func (s *Server) handleTags(w http.ResponseWriter, _ *http.Request) {
 			Size:       m.Size,
 			Digest:     digestOf(m.Name),
 			Details:    details(m),
+			RemoteHost: m.RemoteHost,
 		})
 	}
 	writeJSON(w, http.StatusOK, resp)
@@ -626,6 +633,7 @@ func (s *Server) handleShow(w http.ResponseWriter, r *http.Request) {
 		},
 		"capabilities": caps,
 		"modified_at":  time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+		"remote_host":  m.RemoteHost,
 	})
 }
 
@@ -675,9 +683,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
-	if _, ok := s.model(req.Model); !ok {
+	m, ok := s.model(req.Model)
+	if !ok {
 		notFound(w, req.Model)
 		return
+	}
+	if m.RemoteHost != "" {
+		relay(m.RemoteHost, req)
 	}
 	s.mu.Lock()
 	var reply ChatReply
@@ -949,4 +961,15 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	steps = append(steps, api.ProgressResponse{Status: "writing manifest"}, api.ProgressResponse{Status: "success"})
 	s.progress(w, r, name, req.Stream, reply, steps)
+}
+
+// relay sends a chat request to a remote model's host, as Ollama does; the
+// answer is not used.
+func relay(host string, req api.ChatRequest) {
+	body, _ := json.Marshal(req)
+	resp, err := http.Post(strings.TrimRight(host, "/")+"/api/chat", "application/json", bytes.NewReader(body))
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 }
