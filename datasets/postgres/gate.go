@@ -150,6 +150,17 @@ var refusedFunctions = map[string]string{
 	"pg_ident_file_mappings":    whyFiles,
 	"pg_show_all_file_settings": whyFiles,
 	"pg_logdir_ls":              whyFiles,
+	// Newer servers, from PostgreSQL 16-18's documentation (not measured:
+	// the tests run 15): they write WAL, sync slots or rewrite the
+	// planner's statistics of a table.
+	"pg_log_standby_snapshot":    whyAdmin,
+	"pg_sync_replication_slots":  whyAdmin,
+	"pg_restore_relation_stats":  whyAdmin,
+	"pg_restore_attribute_stats": whyAdmin,
+	"pg_clear_relation_stats":    whyAdmin,
+	"pg_clear_attribute_stats":   whyAdmin,
+	"pg_set_relation_stats":      whyAdmin,
+	"pg_set_attribute_stats":     whyAdmin,
 	// Every Clinsight user of a site shares one role, and a role sees the
 	// query text of its own sessions (TestOtherSessionsQueriesAreRefused).
 	"pg_stat_activity":     whyActivity,
@@ -179,6 +190,7 @@ var refusedPrefixes = []struct{ prefix, why string }{
 	{"crosstab", whySQLText}, // tablefunc: crosstab, crosstab2, crosstab3, crosstab4
 	{"heap_force_", whyRows}, // pg_surgery
 	{"autoprewarm_", whyAdmin},
+	{"pg_buffercache_evict", whyAdmin},            // PostgreSQL 17-18 contrib: empties shared buffers
 	{"pg_stat_statements", whyActivity},           // the view, its function and pg_stat_statements_info
 	{"pg_stat_get_backend_activity", whyActivity}, // a backend's query text // pg_prewarm: writes a file, starts workers
 }
