@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/clinsight/clinsight/internal/inputfile"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
@@ -186,15 +186,12 @@ func importFile(ctx context.Context, db *sql.DB, path string, opts ImportOptions
 	if err := ctx.Err(); err != nil {
 		return ImportResult{}, err
 	}
-	f, err := os.Open(path)
+	f, fi, err := inputfile.Open(path) // a named pipe would block for ever
 	if err != nil {
 		return ImportResult{}, err
 	}
 	defer f.Close()
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
-	}
+	size := fi.Size()
 	cr := &countingReader{r: f}
 	br := bufio.NewReaderSize(cr, 256<<10)
 	format := opts.Format

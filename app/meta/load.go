@@ -2,11 +2,12 @@ package meta
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/clinsight/clinsight/internal/inputfile"
 )
 
 // LoadFile reads studies from a data file: CSV (.csv, .txt; .tsv is
@@ -21,9 +22,12 @@ func LoadFile(path string, spec InputSpec) ([]Study, error) {
 	}
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".xlsx", ".xlsm":
+		if _, err := inputfile.Check(path); err != nil {
+			return nil, &Error{Code: EINVALID, Message: "cannot open the data file", Err: err}
+		}
 		return loadWorkbook(path, spec)
 	case ".csv", ".txt", ".tsv":
-		f, err := os.Open(path)
+		f, _, err := inputfile.Open(path) // a named pipe would block for ever
 		if err != nil {
 			return nil, &Error{Code: EINVALID, Message: "cannot open the data file", Err: err}
 		}

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/clinsight/clinsight/internal/inputfile"
 )
 
 // RecordError is an import error tied to a file and, when known, a line (or
@@ -104,6 +106,9 @@ func listInputs(paths []string) ([]inputFile, error) {
 			return nil, fmt.Errorf("import %s: %w", p, err)
 		}
 		if !info.IsDir() {
+			if err := inputfile.Regular(p, info); err != nil { // a named pipe would block for ever
+				return nil, fmt.Errorf("import %s: %w", p, err)
+			}
 			if !supportedExt(p) {
 				return nil, fmt.Errorf("import %s: unsupported file type (expected .xml, .json, .jsonl or .zip)", p)
 			}
@@ -118,9 +123,12 @@ func listInputs(paths []string) ([]inputFile, error) {
 			if d.IsDir() || !supportedExt(path) || strings.HasPrefix(d.Name(), ".") {
 				return nil
 			}
-			fi, err := d.Info()
+			fi, err := os.Stat(path) // through a symbolic link
 			if err != nil {
 				return err
+			}
+			if !fi.Mode().IsRegular() {
+				return nil // a named pipe, a device, a link to a folder
 			}
 			found = append(found, inputFile{path, fi.Size()})
 			return nil
