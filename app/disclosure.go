@@ -92,7 +92,7 @@ func (d *Data) queryDisclosed(ctx context.Context, src Source, query string, lim
 	pol := d.Policy(src)
 	res, err := d.query(ctx, src, query, limits)
 	if err != nil {
-		return Disclosed{Policy: pol}, withholdDataError(pol, err)
+		return Disclosed{Policy: pol}, withholdDataError(pol, query, err)
 	}
 	if !pol.AggregateOnly() {
 		return Disclosed{Result: res, Policy: pol}, nil
@@ -129,11 +129,14 @@ func (d *Data) suppressForDisplay(ctx context.Context, src Source, query string,
 
 // withholdDataError replaces, for an aggregate-only source, an engine's
 // data error (SQLSTATE class 22: PostgreSQL quotes the value that failed,
-// as in invalid input syntax for type integer: "52y") by one without it:
-// a cast in a WHERE clause would otherwise read a record's value.
-func withholdDataError(pol disclosure.Policy, err error) error {
+// as in invalid input syntax for type integer: "52y"), or an error that
+// quotes text the statement does not hold (quotesOtherText: relation
+// "10014729" does not exist), by one without it: a cast in a WHERE clause
+// would otherwise read a record's value.
+func withholdDataError(pol disclosure.Policy, query string, err error) error {
 	var st interface{ SQLState() string }
-	if !pol.AggregateOnly() || !errors.As(err, &st) || !strings.HasPrefix(st.SQLState(), "22") {
+	if !pol.AggregateOnly() || !errors.As(err, &st) || st.SQLState() == "" ||
+		!strings.HasPrefix(st.SQLState(), "22") && !quotesOtherText(query, err.Error()) {
 		return err
 	}
 	return fmt.Errorf("the statement failed on a value of the data (SQLSTATE %s; the value is not shown for an aggregate-only source): check the casts and functions applied to columns", st.SQLState())
