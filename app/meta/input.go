@@ -127,7 +127,7 @@ func LoadCSV(r io.Reader, spec InputSpec) ([]Study, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	br := bufio.NewReader(textenc.UTF8(r)) // Excel's "Unicode text" is UTF-16
+	br := bufio.NewReader(textenc.UTF8(&tableBound{r: r, left: maxTableBytes})) // Excel's "Unicode text" is UTF-16
 	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
 		_, _ = br.Discard(3) // Excel writes a UTF-8 byte-order mark
 	}
@@ -136,8 +136,11 @@ func LoadCSV(r io.Reader, spec InputSpec) ([]Study, error) {
 		cr.Comma = spec.Comma
 	}
 	cr.FieldsPerRecord = -1
-	records, err := cr.ReadAll()
+	records, err := readTable(cr.Read)
 	if err != nil {
+		if me := (*Error)(nil); errors.As(err, &me) {
+			return nil, err
+		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
 			return nil, &Error{Code: EINVALID, Row: max(pe.StartLine-1, 0), Message: "the file is not valid CSV", Err: pe.Err}

@@ -48,7 +48,10 @@ func LoadFile(path string, spec InputSpec) ([]Study, error) {
 // a count shown as "1,234" or a proportion shown as "12%" reads as the
 // number stored.
 func loadWorkbook(path string, spec InputSpec) ([]Study, error) {
-	f, err := excelize.OpenFile(path)
+	if err := checkWorkbookSize(path); err != nil {
+		return nil, err
+	}
+	f, err := excelize.OpenFile(path, excelize.Options{UnzipSizeLimit: maxWorkbookBytes})
 	if err != nil {
 		return nil, &Error{Code: EINVALID, Message: "cannot read the Excel workbook", Err: err}
 	}
@@ -76,6 +79,9 @@ func loadWorkbook(path string, spec InputSpec) ([]Study, error) {
 	}
 	for len(rows) > 0 && isBlankRecord(rows[0]) {
 		rows = rows[1:]
+	}
+	if err := checkRows(rows); err != nil {
+		return nil, err
 	}
 	if len(rows) == 0 {
 		return nil, errorf(EINVALID, "sheet %q is empty: a header row and at least one study are needed", sheet)
