@@ -58,7 +58,7 @@ func (c *Cohort) cohortDatabase(ctx context.Context, src Source) (cohortDB, erro
 		if err != nil {
 			return cohortDB{}, err
 		}
-		return cohortDB{SQLRunner: eng, scanner: eng, dialect: eng.Dialect(), name: src.Label() + " (" + eng.Describe() + ")",
+		return cohortDB{SQLRunner: c.withholding(src, eng), scanner: eng, dialect: eng.Dialect(), name: src.Label() + " (" + eng.Describe() + ")",
 			close: func() error { release(); return nil }}, nil
 	}
 	path, err := ws.file(src)
@@ -75,7 +75,7 @@ func (c *Cohort) cohortDatabase(ctx context.Context, src Source) (cohortDB, erro
 	} else if s, ok := ws.sourceByPath(path); ok {
 		name = s.Name + " (" + path + ")"
 	}
-	return cohortDB{SQLRunner: runner, dialect: datasets.DialectSQLite, path: path, name: name, close: runner.Close}, nil
+	return cohortDB{SQLRunner: c.withholding(src, runner), dialect: datasets.DialectSQLite, path: path, name: name, close: runner.Close}, nil
 }
 
 // indexPostgres reads the catalog of a PostgreSQL source from its engine

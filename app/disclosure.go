@@ -134,12 +134,20 @@ func (d *Data) suppressForDisplay(ctx context.Context, src Source, query string,
 // "10014729" does not exist), by one without it: a cast in a WHERE clause
 // would otherwise read a record's value.
 func withholdDataError(pol disclosure.Policy, query string, err error) error {
-	var st interface{ SQLState() string }
-	if !pol.AggregateOnly() || !errors.As(err, &st) || st.SQLState() == "" ||
-		!strings.HasPrefix(st.SQLState(), "22") && !quotesOtherText(query, err.Error()) {
+	if !pol.AggregateOnly() || err == nil {
 		return err
 	}
-	return fmt.Errorf("the statement failed on a value of the data (SQLSTATE %s; the value is not shown for an aggregate-only source): check the casts and functions applied to columns", st.SQLState())
+	state := ""
+	if st := (interface{ SQLState() string })(nil); errors.As(err, &st) {
+		state = st.SQLState()
+	}
+	if !strings.HasPrefix(state, "22") && !quotesOtherText(query, err.Error()) {
+		return err
+	}
+	if state == "" { // SQLite
+		return errors.New("the statement failed on a value of the data (the value is not shown for an aggregate-only source): check the casts and functions applied to columns")
+	}
+	return fmt.Errorf("the statement failed on a value of the data (SQLSTATE %s; the value is not shown for an aggregate-only source): check the casts and functions applied to columns", state)
 }
 
 func hasAggregate(kinds []disclosure.ColumnKind) bool {

@@ -1,38 +1,72 @@
 package app
 
 import (
+	"context"
 	"strings"
+
+	"github.com/clinsight/clinsight/app/cohort"
+	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/disclosure"
 )
 
-// quotesOtherText reports whether a PostgreSQL error message quotes text
-// ("…") that the statement does not hold, ignoring case and the quotes of
-// identifiers: the server quotes the statement's own names (relation
-// "patientz" does not exist, syntax error at or near "FORM"), but a value
-// read at run time too, when a column is cast to regclass or regtype or
-// passed to current_setting or has_table_privilege (relation "10014729"
-// does not exist: a patient's identifier). The lines that echo the
-// statement (LINE n: and its caret) are skipped.
+// quotesOtherText reports whether an engine's error message quotes text
+// ("…" or '…') that the statement does not hold, ignoring case and the
+// quotes of identifiers: SQLite and PostgreSQL quote the statement's own
+// names and literals (relation "patientz" does not exist, near "FORM":
+// syntax error, bad JSON path: 'x.y'), but a value read at run time too,
+// when a column is passed where a name or a JSON path is expected (bad
+// JSON path: '2015-05-03', a date of death; relation "10014729" does not
+// exist, a patient's identifier, from a cast to regclass). The lines that
+// echo the statement (LINE n: and its caret) are skipped.
 func quotesOtherText(query, msg string) bool {
 	q := strings.ToLower(strings.ReplaceAll(query, `"`, ""))
 	for _, line := range strings.Split(msg, "\n") {
 		if strings.HasPrefix(line, "LINE ") || strings.TrimSpace(line) == "^" || strings.HasSuffix(line, "^") && strings.TrimSpace(strings.TrimRight(line, "^")) == "" {
 			continue
 		}
-		for {
-			i := strings.IndexByte(line, '"')
-			if i < 0 {
-				break
+		for _, mark := range []byte{'"', '\''} {
+			rest := line
+			for {
+				i := strings.IndexByte(rest, mark)
+				if i < 0 {
+					break
+				}
+				j := strings.IndexByte(rest[i+1:], mark)
+				if j < 0 {
+					break
+				}
+				quoted := strings.ToLower(rest[i+1 : i+1+j])
+				if quoted != "" && !strings.Contains(q, quoted) {
+					return true
+				}
+				rest = rest[i+1+j+1:]
 			}
-			j := strings.IndexByte(line[i+1:], '"')
-			if j < 0 {
-				break
-			}
-			quoted := strings.ToLower(line[i+1 : i+1+j])
-			if quoted != "" && !strings.Contains(q, quoted) {
-				return true
-			}
-			line = line[i+1+j+1:]
 		}
 	}
 	return false
+}
+
+// withholdingRunner is the cohort pipeline's runner of an aggregate-only
+// source: its errors, shown and sent to the model to repair the
+// statement, carry no value of the data (withholdDataError).
+type withholdingRunner struct {
+	cohort.SQLRunner
+	pol disclosure.Policy
+}
+
+// Query runs the statement, withholding a value quoted by its error.
+func (r withholdingRunner) Query(ctx context.Context, query string) (*datasets.Result, error) {
+	res, err := r.SQLRunner.Query(ctx, query)
+	if err != nil {
+		return nil, withholdDataError(r.pol, query, err)
+	}
+	return res, nil
+}
+
+// withholding wraps the cohort runner of an aggregate-only source.
+func (c *Cohort) withholding(src Source, r cohort.SQLRunner) cohort.SQLRunner {
+	if pol := c.ws.Data().Policy(src); pol.AggregateOnly() {
+		return withholdingRunner{SQLRunner: r, pol: pol}
+	}
+	return r
 }
