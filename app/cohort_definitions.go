@@ -108,7 +108,7 @@ func (c *Cohort) runner(ctx context.Context, src Source) (cohortQuerier, error) 
 		if err != nil {
 			return nil, err
 		}
-		return sharedEngine{Engine: eng, release: release}, nil
+		return c.withholdingQuerier(src, sharedEngine{Engine: eng, release: release}), nil
 	}
 	path, err := c.ws.file(src)
 	if err != nil {
@@ -116,7 +116,11 @@ func (c *Cohort) runner(ctx context.Context, src Source) (cohortQuerier, error) 
 	}
 	opts := c.ws.Config().RunnerOptions()
 	opts.MaxRows = max(opts.MaxRows, cohort.Table1MaxPatients+1)
-	return datasets.NewRunner(ctx, path, opts)
+	r, err := datasets.NewRunner(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.withholdingQuerier(src, r), nil // errors without values of the data (disclosure_errors.go)
 }
 
 // Table1 computes the Table 1 of a cohort statement.

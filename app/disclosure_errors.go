@@ -70,3 +70,37 @@ func (c *Cohort) withholding(src Source, r cohort.SQLRunner) cohort.SQLRunner {
 	}
 	return r
 }
+
+// withholdingQuerier is the runner of Table 1 and of the saved cohorts'
+// counts on an aggregate-only source: its errors, shown and recorded,
+// carry no value of the data (withholdDataError).
+type withholdingQuerier struct {
+	cohortQuerier
+	pol disclosure.Policy
+}
+
+// Query runs the statement, withholding a value quoted by its error.
+func (q withholdingQuerier) Query(ctx context.Context, query string) (*datasets.Result, error) {
+	res, err := q.cohortQuerier.Query(ctx, query)
+	if err != nil {
+		return nil, withholdDataError(q.pol, query, err)
+	}
+	return res, nil
+}
+
+// Dialect is the wrapped runner's (SQLite's when it does not say).
+func (q withholdingQuerier) Dialect() datasets.Dialect {
+	if d, ok := q.cohortQuerier.(interface{ Dialect() datasets.Dialect }); ok {
+		return d.Dialect()
+	}
+	return datasets.DialectSQLite
+}
+
+// withholdingQuerier wraps the runner of Table 1 and of the saved
+// cohorts' counts for an aggregate-only source.
+func (c *Cohort) withholdingQuerier(src Source, r cohortQuerier) cohortQuerier {
+	if pol := c.ws.Data().Policy(src); pol.AggregateOnly() {
+		return withholdingQuerier{cohortQuerier: r, pol: pol}
+	}
+	return r
+}

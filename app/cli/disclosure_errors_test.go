@@ -11,8 +11,9 @@ import (
 // TestAggregateOnlyErrorsQuoteNoValues: on an aggregate-only SQLite
 // source, an error that would quote a record's value (bad JSON path:
 // '2024-03-24', a patient's date of death; or a subject_id) is shown
-// without it, by sql and by ask, whose repair request to the model must
-// not carry it either; an error quoting the statement's own text is kept.
+// without it, by sql, by ask (whose repair request to the model must not
+// carry it either) and by cohort table1, and the audit trail records none;
+// an error quoting the statement's own text is kept.
 func TestAggregateOnlyErrorsQuoteNoValues(t *testing.T) {
 	ws, srv, _ := disclosureWorkspace(t)
 	out, stderr, code := run(t, ws, "sql", "--db", "demo", "--json", "SELECT CAST(subject_id AS TEXT), coalesce(dod, '') FROM patients")
@@ -67,4 +68,15 @@ func TestAggregateOnlyErrorsQuoteNoValues(t *testing.T) {
 	if !repaired {
 		t.Error("no repair request names the withheld error: the bad statement did not fail as the test expects")
 	}
+
+	_, stderr, code = run(t, ws, "cohort", "table1", "--db", "demo", "--sql", "SELECT subject_id FROM patients WHERE json_extract('{}', dod) IS NULL AND dod IS NOT NULL")
+	if code == 0 || !strings.Contains(stderr, "not shown") {
+		t.Errorf("table1: %d %s, want the error without its value", code, stderr)
+	}
+	leaks("table1", stderr)
+	out, stderr, code = run(t, ws, "audit", "show", "--json")
+	if code != 0 {
+		t.Fatalf("audit show: %d %s", code, stderr)
+	}
+	leaks("the audit trail", out)
 }
