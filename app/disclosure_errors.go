@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/clinsight/clinsight/app/cohort"
@@ -47,8 +48,9 @@ func quotesOtherText(query, msg string) bool {
 }
 
 // withholdingRunner is the cohort pipeline's runner of an aggregate-only
-// source: its errors, shown and sent to the model to repair the
-// statement, carry no value of the data (withholdDataError).
+// source, or of any source when result rows may not be sent to the model
+// host: its errors, shown and sent to the model to repair the statement,
+// carry no value of the data (withholdDataError).
 type withholdingRunner struct {
 	cohort.SQLRunner
 	pol disclosure.Policy
@@ -58,14 +60,18 @@ type withholdingRunner struct {
 func (r withholdingRunner) Query(ctx context.Context, query string) (*datasets.Result, error) {
 	res, err := r.SQLRunner.Query(ctx, query)
 	if err != nil {
+		if !r.pol.AggregateOnly() && quotesOtherText(query, err.Error()) {
+			return nil, errors.New("the statement failed on a value of the data (the value is not shown, as result rows may not be sent to the model host): check the casts and functions applied to columns")
+		}
 		return nil, withholdDataError(r.pol, query, err)
 	}
 	return res, nil
 }
 
-// withholding wraps the cohort runner of an aggregate-only source.
+// withholding wraps the cohort runner of an aggregate-only source, or of
+// any source when result rows may not be sent to the model host.
 func (c *Cohort) withholding(src Source, r cohort.SQLRunner) cohort.SQLRunner {
-	if pol := c.ws.Data().Policy(src); pol.AggregateOnly() {
+	if pol := c.ws.Data().Policy(src); pol.AggregateOnly() || !c.ws.SendRowsToModel() {
 		return withholdingRunner{SQLRunner: r, pol: pol}
 	}
 	return r

@@ -80,3 +80,41 @@ func TestAggregateOnlyErrorsQuoteNoValues(t *testing.T) {
 	}
 	leaks("the audit trail", out)
 }
+
+// TestRowsWithheldFromModelErrorsQuoteNoValues: on a row-level source
+// whose result rows may not be sent to the model host, the error of a
+// generated statement that quotes a record's value reaches the model (to
+// repair the statement) without it.
+func TestRowsWithheldFromModelErrorsQuoteNoValues(t *testing.T) {
+	ws, srv, _ := disclosureWorkspace(t)
+	out, stderr, code := run(t, ws, "sql", "--db", "demo", "--json", "SELECT coalesce(dod, '') FROM patients")
+	var ref struct {
+		Rows [][]string `json:"rows"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &ref) != nil || len(ref.Rows) == 0 {
+		t.Fatalf("reference: %d %s %s", code, out, stderr)
+	}
+	if _, stderr, code := run(t, ws, "models", "host", "--send-rows=false"); code != 0 {
+		t.Fatalf("models host: %s", stderr)
+	}
+	bad := "SELECT count(*) FROM patients WHERE json_extract('{}', dod) IS NULL AND dod IS NOT NULL"
+	srv.QueueChat(classifyReply(bad), ollamatest.ChatReply{Content: "```sql\n" + cliGenderSQL + "\n```"},
+		ollamatest.ChatReply{Content: "Fewer than 11 patients of each sex."})
+	if _, stderr, code := run(t, ws, "ask", "--db", "demo", "How many patients of each sex died?"); code != 0 {
+		t.Fatalf("ask: %d %s", code, stderr)
+	}
+	repaired := false
+	for _, req := range srv.ChatRequests() {
+		for _, m := range req.Messages {
+			for _, r := range ref.Rows {
+				if r[0] != "" && strings.Contains(m.Content, r[0]) {
+					t.Fatalf("a request to the model quotes the date of death %q: %s", r[0], m.Content)
+				}
+			}
+			repaired = repaired || strings.Contains(m.Content, "not shown")
+		}
+	}
+	if !repaired {
+		t.Error("no repair request names the withheld error: the bad statement did not fail as the test expects")
+	}
+}
