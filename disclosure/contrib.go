@@ -18,8 +18,11 @@ import (
 // value enters it —
 //
 //   - sum and total: a value other than 0 and NULL (zeros add nothing, so
-//     a sum of one non-zero value and 40 zeros is that one value);
-//   - count(*) FILTER (WHERE c): c holds; count(x): x is not NULL;
+//     a sum of one non-zero value and 40 zeros is that one value) and,
+//     when every value is 0 or 1, those with 0 (sum(male) = 83 beside
+//     count(*) = 84 shows the one woman);
+//   - count(*) FILTER (WHERE c): c holds; count(x): x is not NULL, and
+//     x is NULL (count(x) = 83 beside count(*) = 84 shows the one without);
 //   - avg, min, max and the other statistics: x is not NULL; for avg,
 //     also those with a value other than 0 (avg(died) is a proportion:
 //     0.012 of 84 shows the one who died) and, when every value is 0 or
@@ -138,8 +141,13 @@ func PlanContributions(query, individual string, typed bool, call int) (Contribu
 				adds = append(adds, count("("+filter+")"))
 				add = append(add, contribution{item, this, contribValues})
 			case typed && (name == "sum" || name == "total"):
-				adds = append(adds, count(and("("+arg+") <> 0")))
-				add = append(add, contribution{item, this, contribValues})
+				adds = append(adds, count(and("("+arg+") <> 0")), count(and("("+arg+") = 0")),
+					"count(CASE WHEN "+and("("+arg+") NOT IN (0, 1)")+" THEN 1 END)")
+				add = append(add, contribution{item, this, contribValues}, contribution{item, this, contribZeros},
+					contribution{item, this, contribOther})
+			case name == "count":
+				adds = append(adds, count(and("("+arg+") IS NOT NULL")), count(and("("+arg+") IS NULL")))
+				add = append(add, contribution{item, this, contribValues}, contribution{item, this, contribValues})
 			case typed && name == "avg":
 				adds = append(adds, count(and("("+arg+") IS NOT NULL")), count(and("("+arg+") <> 0")),
 					count(and("("+arg+") = 0")), "count(CASE WHEN "+and("("+arg+") NOT IN (0, 1)")+" THEN 1 END)")

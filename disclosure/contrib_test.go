@@ -15,11 +15,13 @@ func TestPlanContributions(t *testing.T) {
 	q := "SELECT ward, count(*) AS n, sum(died) AS d, count(*) FILTER (WHERE sex = 'F') AS f, " +
 		"100.0 * avg(DISTINCT x) AS p, max(CASE WHEN died = 1 THEN age END) AS m FROM t GROUP BY ward"
 	p, ok := PlanContributions(q, "pid", true, AllCalls)
-	if !ok || !p.Fits(6) || p.Added() != 7 {
+	if !ok || !p.Fits(6) || p.Added() != 9 {
 		t.Fatalf("plan %v, %+v", ok, p)
 	}
 	for _, want := range []string{
 		"count(DISTINCT CASE WHEN (died) <> 0 THEN pid END)",
+		"count(DISTINCT CASE WHEN (died) = 0 THEN pid END)",
+		"count(CASE WHEN (died) NOT IN (0, 1) THEN 1 END)",
 		"count(DISTINCT CASE WHEN (sex = 'F') THEN pid END)",
 		"count(DISTINCT CASE WHEN (x) IS NOT NULL THEN pid END)",
 		"count(DISTINCT CASE WHEN (x) = 0 THEN pid END)",
@@ -31,15 +33,22 @@ func TestPlanContributions(t *testing.T) {
 			t.Errorf("query lacks %q:\n%s", want, p.Query)
 		}
 	}
-	// d: 3 died; f: 40 women; p: 50 with x, 48 non-zero, 2 zeros, all 0/1; m: 3.
-	got := p.Cells([]any{int64(3), int64(40), int64(50), int64(48), int64(2), int64(0), int64(3)}, 6)
+	// d: 3 died, 40 not, all 0/1; f: 40 women; p: 50 with x, 48 non-zero,
+	// 2 zeros, all 0/1; m: 3.
+	got := p.Cells([]any{int64(3), int64(40), int64(0), int64(40), int64(50), int64(48), int64(2), int64(0), int64(3)}, 6)
 	if want := []int64{math.MaxInt64, math.MaxInt64, 3, 40, 2, 3}; !slices.Equal(got, want) {
 		t.Errorf("cells %v, want %v", got, want)
 	}
-	// x not 0/1: its zeros are no complement; an unreadable count is unknown.
-	got = p.Cells([]any{int64(0), nil, int64(50), int64(48), int64(2), int64(7), int64(30)}, 6)
-	if want := []int64{math.MaxInt64, math.MaxInt64, math.MaxInt64, CellUnknown, 48, 30}; !slices.Equal(got, want) {
+	// d: 40 died, 2 did not (0/1): the complement shows; x not 0/1: its
+	// zeros are no complement; an unreadable count is unknown.
+	got = p.Cells([]any{int64(40), int64(2), int64(0), nil, int64(50), int64(48), int64(2), int64(7), int64(30)}, 6)
+	if want := []int64{math.MaxInt64, math.MaxInt64, 2, CellUnknown, 48, 30}; !slices.Equal(got, want) {
 		t.Errorf("cells %v, want %v", got, want)
+	}
+	// count(x) counts those without x too.
+	c, _ := PlanContributions("SELECT count(x) AS n FROM t", "pid", true, AllCalls)
+	if !strings.Contains(c.Query, "count(DISTINCT CASE WHEN (x) IS NULL THEN pid END)") || c.Added() != 2 {
+		t.Errorf("count(x) plan:\n%s", c.Query)
 	}
 	untyped, _ := PlanContributions(q, "", false, AllCalls)
 	if strings.Contains(untyped.Query, "<> 0") || !strings.Contains(untyped.Query, "count(CASE WHEN (died) IS NOT NULL THEN 1 END)") {
