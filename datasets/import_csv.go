@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinsight/clinsight/internal/csvbound"
 	"github.com/clinsight/clinsight/internal/progress"
 	"github.com/clinsight/clinsight/internal/textenc"
 )
@@ -51,6 +52,9 @@ const (
 	// sample ends at DefaultSampleRows rows or at this many bytes of
 	// values, whichever comes first.
 	maxSampleBytes = 64 << 20
+	// maxCSVFields bounds the fields of one record as it is read, far above
+	// the MaxColumns a table can have.
+	maxCSVFields = 16 * MaxColumns
 	// maxBatchBytes bounds the values of one batch of rows between the
 	// reader and the inserter (loadBuffers batches circulate): a batch is
 	// handed over at maxRowsPerInsert rows or at this many bytes.
@@ -106,7 +110,7 @@ type CSVOptions struct {
 	// indexHints are columns indexed when they exist and ignored otherwise.
 	indexHints []string
 	// maxRecordBytes, when positive, bounds each CSV record (see
-	// newRecordBound); maxCSVRecordBytes when 0.
+	// csvbound); maxCSVRecordBytes when 0.
 	maxRecordBytes int
 	// maxSampleBytes, when positive, replaces the package's bound on the
 	// sample's bytes (tests lower it).
@@ -292,7 +296,10 @@ func (imp *csvImport) open() error {
 	if maxRecord <= 0 {
 		maxRecord = maxCSVRecordBytes
 	}
-	src = newRecordBound(src, maxRecord)
+	// A record of far more fields than a table can have columns fails at
+	// once, before encoding/csv holds millions of them (up to
+	// maxCSVFields, the header check gives the exact count).
+	src = csvbound.NewReader(src, imp.opts.Comma, maxRecord, maxCSVFields)
 	r := csv.NewReader(src)
 	r.ReuseRecord = true
 	r.FieldsPerRecord = 0 // set by the header
@@ -327,6 +334,10 @@ func (imp *csvImport) read() ([]string, int, error) {
 	var tl *RecordTooLongError
 	if errors.As(err, &tl) {
 		return nil, tl.Line, imp.fail(tl.Line, err)
+	}
+	var tf *csvbound.TooManyFieldsError
+	if errors.As(err, &tf) {
+		return nil, tf.Line, imp.fail(tf.Line, fmt.Errorf("%w; a SQLite table holds at most %d: split the file or remove columns", err, MaxColumns))
 	}
 	if isGzipCorruption(err) {
 		return nil, line, imp.fail(line, fmt.Errorf("corrupt gzip stream after line %d: %w", imp.lastEnd, err))

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clinsight/clinsight/internal/csvbound"
 	"github.com/clinsight/clinsight/internal/textenc"
 )
 
@@ -127,7 +128,9 @@ func LoadCSV(r io.Reader, spec InputSpec) ([]Study, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	br := bufio.NewReader(textenc.UTF8(&tableBound{r: r, left: maxTableBytes})) // Excel's "Unicode text" is UTF-16
+	// Excel's "Unicode text" is UTF-16; a row of thousands of columns is
+	// refused before encoding/csv holds them.
+	br := bufio.NewReader(csvbound.NewReader(textenc.UTF8(&tableBound{r: r, left: maxTableBytes}), spec.Comma, 0, maxTableColumns))
 	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
 		_, _ = br.Discard(3) // Excel writes a UTF-8 byte-order mark
 	}

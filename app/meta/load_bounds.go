@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+
+	"github.com/clinsight/clinsight/internal/csvbound"
 )
 
 // Bounds on a study table, so that a damaged or hostile file (a workbook
@@ -16,6 +18,9 @@ const (
 	maxStudyRows = 50_000
 	// maxTableBytes bounds the text of a CSV table.
 	maxTableBytes = 32 << 20
+	// maxTableColumns bounds the columns of a table (a study's counts,
+	// labels and moderators: a few dozen).
+	maxTableColumns = 1000
 	// maxWorkbookBytes bounds what the parts of an .xlsx workbook unpack
 	// to (its sheets, shared strings, styles, pictures).
 	maxWorkbookBytes = 128 << 20
@@ -86,6 +91,8 @@ func readTable(next func() ([]string, error)) ([][]string, error) {
 			return records, nil
 		case errors.Is(err, errTableTooLarge):
 			return nil, tableTooLarge()
+		case errors.As(err, new(*csvbound.TooManyFieldsError)):
+			return nil, errorf(EINVALID, "%v, but a study table has a few dozen: is this the study table, and is its separator right?", err)
 		case err != nil:
 			return nil, err
 		}

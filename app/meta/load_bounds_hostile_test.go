@@ -152,3 +152,21 @@ func TestLoadFileRefusesHugeTables(t *testing.T) {
 		t.Errorf("a 100 MB field: %d MB of heap", grew>>20)
 	}
 }
+
+// TestLoadFileRefusesWideTables loads a CSV table whose header has 7
+// million columns (14 MB, under the size bound): encoding/csv held them
+// all (700 MB of memory through clinsight meta); now it is refused at the
+// 1001st column.
+func TestLoadFileRefusesWideTables(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "wide.csv")
+	if err := os.WriteFile(p, []byte("study"+strings.Repeat(",ai", 7_000_000)+"\nA,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	grew, err := loadMeasured(t, p, InputSpec{Kind: Binary})
+	if err == nil || !strings.Contains(err.Error(), "line 1 has more than 1000 columns") {
+		t.Errorf("7 million columns: %v", err)
+	}
+	if grew > 32<<20 {
+		t.Errorf("refusing 7 million columns took %d MB of heap", grew>>20)
+	}
+}
