@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/inputfile"
 	"github.com/clinsight/clinsight/internal/progress"
 )
 
@@ -263,6 +264,9 @@ func listInputs(path string) ([]input, int64, error) {
 		return nil, 0, err
 	}
 	if !st.IsDir() {
+		if err := inputfile.Regular(path, st); err != nil { // a named pipe would block for ever
+			return nil, 0, err
+		}
 		if formatOf(path) == "" && !isArchive(path) {
 			return nil, 0, fmt.Errorf("unsupported file type %q: import .csv, .xml, .txt files, a directory of them, or a .tgz/.tar.gz/.tar archive", filepath.Ext(path))
 		}
@@ -277,9 +281,12 @@ func listInputs(path string) ([]input, int64, error) {
 		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || (formatOf(p) == "" && !isArchive(p)) {
 			return nil
 		}
-		info, err := d.Info()
+		info, err := os.Stat(p) // through a symbolic link
 		if err != nil {
 			return err
+		}
+		if !info.Mode().IsRegular() {
+			return nil // a named pipe, a device, a link to a folder
 		}
 		files = append(files, input{p, info.Size()})
 		total += info.Size()
