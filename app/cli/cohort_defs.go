@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
 	"github.com/clinsight/clinsight/disclosure"
+	"github.com/clinsight/clinsight/internal/inputfile"
 )
 
 // maxLabelWidth bounds the first column of Table 1 printed as text (the
@@ -39,7 +39,7 @@ func cohortStatement(sql, file string) (string, error) {
 	case sql != "" && file != "":
 		return "", errors.New("pass either --sql or --sql-file, not both")
 	case file != "":
-		fh, err := os.Open(file)
+		fh, _, err := inputfile.Open(file) // a named pipe would block for ever
 		if err != nil {
 			return "", err
 		}

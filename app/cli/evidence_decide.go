@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/evidence"
+	"github.com/clinsight/clinsight/internal/inputfile"
 )
 
 // "evidence decide": a screening decision on a saved review, made through
@@ -332,7 +332,7 @@ func candidateID(p *evidence.Project, id string) (string, error) {
 // column; blank lines, lines starting with # and a header "id" are
 // skipped.
 func readIDsFile(path string) ([]string, error) {
-	fh, err := os.Open(path)
+	fh, _, err := inputfile.Open(path) // a named pipe would block for ever
 	if err != nil {
 		return nil, fmt.Errorf("reading the records to decide: %w", err)
 	}

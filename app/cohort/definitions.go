@@ -20,6 +20,7 @@ import (
 	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/disclosure"
 	"github.com/clinsight/clinsight/internal/atomicfile"
+	"github.com/clinsight/clinsight/internal/inputfile"
 )
 
 // Saved cohort definitions (issue 19 item 3): the question, its criteria,
@@ -405,7 +406,7 @@ func (d Definition) Marshal() ([]byte, error) {
 // ReadDefinition reads a definition file: at most MaxDefinitionBytes, one
 // JSON object of the format, checked.
 func ReadDefinition(path string) (Definition, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path) // a named pipe would block for ever
 	if err != nil {
 		return Definition{}, fmt.Errorf("read the cohort definition %s: %w", path, err)
 	}
