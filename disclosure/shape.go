@@ -399,7 +399,28 @@ func ColumnKinds(sh Shape, res *datasets.Result) []ColumnKind {
 			kinds[j] = kindByName(c.Name, res, j)
 		}
 	}
+	// A statement that shows a nested query's aggregates (WITH c AS
+	// (SELECT g, max(age) AS x, count(*) AS n … GROUP BY g) SELECT * FROM
+	// c): once a column reads as a count, a column that comes from no
+	// table column (computed in that query: max(age) AS x) is one of its
+	// statistics, whatever its name, and is suppressed with its row.
+	if !sh.Aggregate && sh.Nested && hasNonKey(kinds) {
+		for j, c := range res.Columns {
+			if kinds[j] == Key && c.OriginColumn == "" {
+				kinds[j] = Statistic
+			}
+		}
+	}
 	return kinds
+}
+
+func hasNonKey(kinds []ColumnKind) bool {
+	for _, k := range kinds {
+		if k != Key {
+			return true
+		}
+	}
+	return false
 }
 
 // kindByName classifies a column by its name and values.
