@@ -85,3 +85,28 @@ func TestConditionalCountsSuppressed(t *testing.T) {
 	}
 	check("aggregate-only query", got.Result.ColumnNames(), func(j int) string { return fmt.Sprint(got.Result.Rows[0][j]) })
 }
+
+// TestManyAggregatesCountedOneByOne: a select list with more aggregates
+// than one augmented query counts is counted aggregate by aggregate; those
+// beyond the bound are unknown and suppressed (never shown unchecked), and
+// the first ones, of 30 people, are shown.
+func TestManyAggregatesCountedOneByOne(t *testing.T) {
+	ws, src := disclosureDemo(t)
+	setAccess(t, ws, &src, disclosure.AggregateOnly)
+	q := "SELECT count(*) AS n"
+	for i := range 10 {
+		q += fmt.Sprintf(", avg(anchor_age + %d) AS a%d", i, i)
+	}
+	q += ", sum(gender = 'F') AS women FROM patients"
+	got, err := ws.Data().QueryDisclosed(context.Background(), src, q, datasets.RunnerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := got.Result.Rows[0]
+	if _, hidden := row[1].(disclosure.Suppressed); hidden {
+		t.Errorf("the first mean age of 30 people is hidden: %v", row)
+	}
+	if _, hidden := row[len(row)-1].(disclosure.Suppressed); !hidden {
+		t.Errorf("the count of women beyond the checked aggregates is shown: %v", row)
+	}
+}
