@@ -702,7 +702,9 @@ func (r *Review) notify() {
 // most a few milliseconds for a save even with evidence.MaxCandidates
 // candidates (BenchmarkReviewDecideWhileSaving); the checks, the encoding
 // and the write (atomic: a failed or interrupted save leaves the previous
-// file as it was) happen outside it.
+// file as it was) happen outside it. A failed save is told (SaveStatus.Err,
+// a *ReviewSaveError when the system refused the write) and tried again
+// after reviewRetryDelay, at the next change and by Close.
 func (r *Review) Save() error {
 	if !r.persist {
 		return nil
@@ -727,8 +729,9 @@ func (r *Review) Save() error {
 	}
 	r.last, r.heavyEdited = cp, false
 	r.mu.Unlock()
-	stamp, err := r.ws.saveReviewProject(cp, r.saveFile)
+	stamp, cause := r.ws.saveReviewProject(cp, r.saveFile)
 	r.saveFile = stamp
+	err := reviewSaveError(cp.Name, cause)
 	r.mu.Lock()
 	r.status.Err = err
 	if err == nil {
@@ -736,7 +739,10 @@ func (r *Review) Save() error {
 		r.status.Saved = cp.Updated
 		r.status.Pending = r.seq != seq
 	} else {
-		r.ws.logger.Error("review: saving the project", "project", cp.Name, "err", err)
+		r.ws.logger.Error("review: saving the project", "project", cp.Name, "err", cause)
+		if !r.closed && r.timer == nil {
+			r.timer = time.AfterFunc(reviewRetryDelay, func() { _ = r.Save() })
+		}
 	}
 	r.mu.Unlock()
 	r.notify()
