@@ -121,6 +121,23 @@ func (c *Collection) Get(id string) (Document, bool) {
 	return Document{ID: r.id, Text: r.text, Metadata: maps.Clone(r.meta), Embedding: slices.Clone(r.vec)}, true
 }
 
+// Embedding returns the stored (unit-length) vector of the document with
+// the given ID, without copying it: the caller must not modify it. It stays
+// valid and unchanged after later changes to the collection, which never
+// write a row that a reader can hold (see matrix.go). For callers that
+// read many vectors per request, such as trial matching's STS over 2,000
+// candidates (about 7,000 vectors), where Get's copies of the vector and
+// metadata would dominate.
+func (c *Collection) Embedding(id string) ([]float32, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	i, ok := c.index[id]
+	if !ok {
+		return nil, false
+	}
+	return c.recs[i].vec, true
+}
+
 // Add stores documents, replacing those with the same IDs. Documents without
 // an Embedding are embedded by the collection's embedder, [Options.BatchSize]
 // texts per call, reporting [Options.Progress]. The collection file is then

@@ -36,14 +36,14 @@ func newMemItems(emb vectorstore.Embedder) *memItems {
 	return &memItems{emb: emb, text: map[string]string{}, byTxt: map[string][]float32{}}
 }
 
-func (m *memItems) Get(id string) (vectorstore.Document, bool) {
+func (m *memItems) Embedding(id string) ([]float32, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	t, ok := m.text[id]
 	if !ok {
-		return vectorstore.Document{}, false
+		return nil, false
 	}
-	return vectorstore.Document{ID: id, Text: t, Embedding: m.byTxt[t]}, true
+	return m.byTxt[t], true
 }
 
 func (m *memItems) Add(ctx context.Context, docs []vectorstore.Document) error {

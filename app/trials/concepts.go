@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/clinsight/clinsight/internal/textsearch"
+	"golang.org/x/sync/errgroup"
 )
 
 // ConceptKind classifies a query concept.
@@ -102,7 +103,8 @@ func DefaultExtractOptions() ExtractOptions {
 }
 
 // DocFreq gives the number of indexed trials containing a concept, and the
-// number of trials, for inverse document frequencies.
+// number of trials, for inverse document frequencies. ExtractConcepts calls
+// it from several goroutines at once.
 type DocFreq func(text string) (df, n int, err error)
 
 // ExtractConcepts turns a patient description into weighted concepts
@@ -170,20 +172,39 @@ func ExtractConcepts(text string, docFreq DocFreq, opts ExtractOptions) (*Query,
 		list = append(list, a)
 	}
 	if docFreq != nil {
+		// The lookups are independent: they run on up to workers()
+		// goroutines (each an FTS5 count on the index, 0.1-1 ms; a patient
+		// has 30-60 concepts, looked up one after another they took
+		// 13 ms of a 54 ms match at 375k trials, BenchmarkScale).
+		dfs, ns := make([]int, len(list)), make([]int, len(list))
+		var g errgroup.Group
+		g.SetLimit(workers())
+		for i, a := range list {
+			if a.c.Negated {
+				continue
+			}
+			g.Go(func() error {
+				df, n, err := docFreq(a.c.Text)
+				if err != nil {
+					return fmt.Errorf("concept %q: %w", a.c.Text, err)
+				}
+				dfs[i], ns[i] = df, n
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
 		kept := list[:0]
-		for _, a := range list {
+		for i, a := range list {
 			if a.c.Negated {
 				kept = append(kept, a)
 				continue
 			}
-			df, n, err := docFreq(a.c.Text)
-			if err != nil {
-				return nil, fmt.Errorf("concept %q: %w", a.c.Text, err)
-			}
-			if df == 0 {
+			if dfs[i] == 0 {
 				continue // no trial mentions it: nothing to search for
 			}
-			a.c.Weight *= idfFactor(df, n)
+			a.c.Weight *= idfFactor(dfs[i], ns[i])
 			kept = append(kept, a)
 		}
 		list = kept

@@ -669,7 +669,7 @@ func (p *Pipeline) fuse(ctx context.Context, q *Query, cands []int64, byDoc map[
 		g.Go(func() error {
 			for i := w; i < len(cands); i += nw {
 				d, t := cands[i], ts[i]
-				items := itemsOf[t.ID]
+				items := itemsOf[i]
 				tw := make([]float64, len(items))
 				for j, it := range items {
 					tw[j] = 1
@@ -677,7 +677,7 @@ func (p *Pipeline) fuse(ctx context.Context, q *Query, cands []int64, byDoc map[
 						tw[j] = p.opts.InterventionWeight
 					}
 				}
-				s1, s2 := stsScores(pvecs, pw, vecs[t.ID], tw)
+				s1, s2 := stsScores(pvecs, pw, vecs[i], tw)
 				out[i] = RankedTrial{Trial: t, doc: d, BM25: Component{Score: bm25[d]}, STS1: Component{Score: s1}, STS2: Component{Score: s2}}
 			}
 			return nil

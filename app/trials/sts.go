@@ -4,18 +4,22 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"hash/fnv"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/clinsight/clinsight/vectorstore"
+	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // ItemIndex stores the embedding of every condition and intervention of
 // every trial, one document each. [*vectorstore.Collection] implements it.
 type ItemIndex interface {
-	// Get returns a stored item with its (normalised) vector.
-	Get(id string) (vectorstore.Document, bool)
+	// Embedding returns a stored item's (normalised) vector, which the
+	// caller does not modify. It is called from several goroutines at once.
+	Embedding(id string) ([]float32, bool)
 	// Add embeds and stores items, in batches.
 	Add(ctx context.Context, docs []vectorstore.Document) error
 }
@@ -48,9 +52,7 @@ func trialItems(t *Trial) []trialItem {
 		if text == "" {
 			return
 		}
-		h := fnv.New32a()
-		h.Write([]byte(text))
-		out = append(out, trialItem{id: fmt.Sprintf("%s|%d|%08x", t.ID, len(out), h.Sum32()), text: text, kind: kind})
+		out = append(out, trialItem{id: itemID(t.ID, len(out), text), text: text, kind: kind})
 	}
 	for _, c := range t.Conditions {
 		add(c, itemCondition)
@@ -74,39 +76,78 @@ func trialItems(t *Trial) []trialItem {
 	return out
 }
 
-// itemVectors returns the vectors of the trials' items (same order as
-// trialItems), embedding and storing the missing ones first.
-func itemVectors(ctx context.Context, idx ItemIndex, ts []*Trial) (map[string][][]float32, map[string][]trialItem, error) {
-	var missing []vectorstore.Document
-	all := map[string][]trialItem{}
-	for _, t := range ts {
-		items := trialItems(t)
-		all[t.ID] = items
-		for _, it := range items {
-			if _, ok := idx.Get(it.id); !ok {
-				missing = append(missing, vectorstore.Document{ID: it.id, Text: it.text, Metadata: map[string]string{"trial": t.ID, "kind": it.kind}})
-			}
-		}
+// itemID is the vector store ID of a trial's i-th item:
+// "TRIAL|i|fnv32a(text) in 8 hex digits". Written without fmt: a match
+// makes about 7,000 of them.
+func itemID(trial string, i int, text string) string {
+	h := uint32(2166136261) // FNV-1a, as hash/fnv's New32a
+	for j := 0; j < len(text); j++ {
+		h ^= uint32(text[j])
+		h *= 16777619
 	}
-	if len(missing) > 0 {
-		if err := idx.Add(ctx, missing); err != nil {
-			return nil, nil, fmt.Errorf("embed %d trial conditions and interventions: %w", len(missing), err)
-		}
+	const hexDigits = "0123456789abcdef"
+	b := make([]byte, 0, len(trial)+24)
+	b = append(b, trial...)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, '|')
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[h>>uint(shift)&0xf])
 	}
-	out := make(map[string][][]float32, len(ts))
-	for _, t := range ts {
-		items := all[t.ID]
-		vecs := make([][]float32, len(items))
-		for i, it := range items {
-			d, ok := idx.Get(it.id)
+	return string(b)
+}
+
+// itemVectors returns the items of each trial of ts (as trialItems lists
+// them) and their vectors, both in the order of ts, embedding and storing
+// the missing ones first. The trials are split over workers() goroutines:
+// at 2,000 candidates this was 12 ms of a 54 ms match done on one.
+func itemVectors(ctx context.Context, idx ItemIndex, ts []*Trial) ([][][]float32, [][]trialItem, error) {
+	items := make([][]trialItem, len(ts))
+	vecs := make([][][]float32, len(ts))
+	lookup := func(each func(i int) []vectorstore.Document) []vectorstore.Document {
+		nw := workers()
+		missing := make([][]vectorstore.Document, nw)
+		var g errgroup.Group
+		for w := range nw {
+			g.Go(func() error {
+				for i := w; i < len(ts); i += nw {
+					missing[w] = append(missing[w], each(i)...)
+				}
+				return nil
+			})
+		}
+		_ = g.Wait() // the workers return no error
+		return slices.Concat(missing...)
+	}
+	// find fills vecs[i] with the vectors of trial i's items that the
+	// index holds and returns the others.
+	find := func(i int) []vectorstore.Document {
+		var missing []vectorstore.Document
+		vecs[i] = make([][]float32, len(items[i]))
+		for j, it := range items[i] {
+			v, ok := idx.Embedding(it.id)
 			if !ok {
-				return nil, nil, fmt.Errorf("item %q of trial %s is missing from the vector store after embedding", it.text, t.ID)
+				missing = append(missing, vectorstore.Document{ID: it.id, Text: it.text, Metadata: map[string]string{"trial": ts[i].ID, "kind": it.kind}})
 			}
-			vecs[i] = d.Embedding
+			vecs[i][j] = v
 		}
-		out[t.ID] = vecs
+		return missing
 	}
-	return out, all, nil
+	missing := lookup(func(i int) []vectorstore.Document {
+		items[i] = trialItems(ts[i])
+		return find(i)
+	})
+	if len(missing) == 0 {
+		return vecs, items, nil
+	}
+	if err := idx.Add(ctx, missing); err != nil {
+		return nil, nil, fmt.Errorf("embed %d trial conditions and interventions: %w", len(missing), err)
+	}
+	if still := lookup(find); len(still) > 0 {
+		d := still[0]
+		return nil, nil, fmt.Errorf("item %q of trial %s is missing from the vector store after embedding", d.Text, d.Metadata["trial"])
+	}
+	return vecs, items, nil
 }
 
 // stsScores computes the IBM STS measures of one trial:
@@ -142,21 +183,15 @@ func stsScores(p [][]float32, pw []float64, t [][]float32, tw []float64) (sts1, 
 	return sts1, sts2
 }
 
+// dot is the dot product of a and b over their common length, with gonum's
+// SIMD kernel (blas32.Dot): STS computes about 70,000 of them per match
+// at 2,000 candidates.
 func dot(a, b []float32) float64 {
 	n := min(len(a), len(b))
-	a, b = a[:n], b[:n]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	if n == 0 {
+		return 0
 	}
-	for ; i < n; i++ {
-		s0 += a[i] * b[i]
-	}
-	return float64(s0 + s1 + s2 + s3)
+	return float64(blas32.Dot(blas32.Vector{N: n, Inc: 1, Data: a[:n]}, blas32.Vector{N: n, Inc: 1, Data: b[:n]}))
 }
 
 // normalize returns v scaled to unit length (a zero vector stays zero).
@@ -199,7 +234,7 @@ func IndexItems(ctx context.Context, db *sql.DB, idx ItemIndex, progress func(do
 			return 0, fmt.Errorf("index trial items: %w", err)
 		}
 		for _, it := range trialItems(&t) {
-			if _, ok := idx.Get(it.id); !ok {
+			if _, ok := idx.Embedding(it.id); !ok {
 				missing = append(missing, vectorstore.Document{ID: it.id, Text: it.text, Metadata: map[string]string{"trial": t.ID, "kind": it.kind}})
 			}
 		}
