@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -45,6 +47,15 @@ type RunnerOptions struct {
 	// their fixed overhead). Rows beyond it are left out and the result is
 	// flagged Truncated (by CapBytes).
 	MaxResultBytes int64
+	// Abandoned counts the SQLite statements left running past their limit
+	// (see AbandonedStatements); runners sharing one are bounded together.
+	// Nil: the runner has a count of its own, bounded at
+	// DefaultMaxAbandoned. The PostgreSQL engine does not use it.
+	Abandoned *AbandonedStatements
+	// Logger receives a record when a statement is left running past its
+	// limit and when it ends; nil: slog.Default(). The PostgreSQL engine
+	// does not use it.
+	Logger *slog.Logger
 }
 
 func (o RunnerOptions) withDefaults() RunnerOptions {
@@ -93,12 +104,25 @@ func (o RunnerOptions) withDefaults() RunnerOptions {
 //     did (nothing but white space and comments after it).
 //  6. Limits: a timeout (SQLite is interrupted), a row cap, a per-value
 //     byte cap and a result byte cap (RunnerOptions); values are sized
-//     before they are copied out of SQLite.
+//     before they are copied out of SQLite. SQLite notices an interrupt
+//     only between the steps of its virtual machine, not inside one call
+//     of a function, so the connection also bounds what one call can do:
+//     no string, BLOB or row over 64 MiB (SQLITE_LIMIT_LENGTH, against
+//     randomblob(999999999)), no LIKE or GLOB pattern over 1000 bytes; and
+//     a statement still running one second after its limit or Cancel is
+//     left to finish on a goroutine of its own, which then closes its
+//     connection, while the call returns (AbandonedStatements bounds how
+//     many such statements may run).
 //
 // A Runner is safe for concurrent use.
 type Runner struct {
-	path string
-	opts RunnerOptions
+	path      string
+	opts      RunnerOptions
+	abandoned *AbandonedStatements
+	log       *slog.Logger
+	// conns counts the connections of the runner's calls that are open,
+	// abandoned statements' included.
+	conns atomic.Int64
 
 	mu     sync.Mutex
 	closed bool
@@ -124,11 +148,20 @@ func NewRunner(ctx context.Context, path string, opts RunnerOptions) (*Runner, e
 	if err := c.exec("SELECT count(*) FROM sqlite_schema"); err != nil {
 		return nil, fmt.Errorf("open %s: not a readable SQLite database: %w", path, err)
 	}
-	return &Runner{path: path, opts: opts.withDefaults()}, nil
+	r := &Runner{path: path, opts: opts.withDefaults(), abandoned: opts.Abandoned, log: opts.Logger}
+	if r.abandoned == nil {
+		r.abandoned = NewAbandonedStatements(DefaultMaxAbandoned)
+	}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	return r, nil
 }
 
 // Close marks the runner closed; later calls fail. Calls in progress
-// finish, each closing its own connection.
+// finish, each closing its own connection. Close does not wait for them,
+// nor for statements left running past their limit: each of those closes
+// its connection when SQLite returns.
 func (r *Runner) Close() error {
 	r.mu.Lock()
 	r.closed = true
@@ -274,9 +307,17 @@ func groupDigits(n int64) string {
 type TimeoutError struct {
 	// Limit is the timeout that expired.
 	Limit time.Duration
+	// LeftRunning is set when SQLite was inside one long call that no
+	// interrupt reaches: the runner stopped waiting, and the statement
+	// finishes in the background (see AbandonedStatements).
+	LeftRunning bool
 }
 
 func (e *TimeoutError) Error() string {
+	if e.LeftRunning {
+		return fmt.Sprintf("the query was stopped after %s (time limit) inside one long calculation, which SQLite finishes in the background; "+
+			"avoid instr, LIKE or replace over very long text, narrow the query with filters, or raise the limit in Settings", e.Limit)
+	}
 	return fmt.Sprintf("the query was stopped after %s (time limit); narrow it with filters or raise the limit in Settings", e.Limit)
 }
 
@@ -307,24 +348,22 @@ func (r *Runner) Check(ctx context.Context, query string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	c, err := r.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	stop := context.AfterFunc(ctx, c.interrupt)
-	defer stop()
-	stmt, err := r.compile(ctx, c, cs)
-	if err != nil {
-		return err
-	}
-	c.finalize(stmt)
-	return nil
+	return r.guarded(ctx, func(c *sqliteConn) error {
+		stmt, err := r.compile(ctx, c, cs)
+		if err != nil {
+			return err
+		}
+		c.finalize(stmt)
+		return nil
+	})
 }
 
 // Query checks and runs one reading statement within the runner's limits.
 // Errors are *RefusedError (refused before running), *QueryError (SQLite
-// rejected the statement), *TimeoutError, or a wrapped context error.
+// rejected the statement), *TimeoutError, *StillRunningError (refused
+// while stopped statements still run), or a wrapped context error. Query
+// returns at most about a second after the time limit or Cancel, even when
+// SQLite does not (see Runner).
 func (r *Runner) Query(ctx context.Context, query string) (*Result, error) {
 	start := time.Now()
 	cs, err := gate(query)
@@ -333,19 +372,16 @@ func (r *Runner) Query(ctx context.Context, query string) (*Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	c, err := r.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-	stop := context.AfterFunc(ctx, c.interrupt)
-	defer stop()
-	stmt, err := r.compile(ctx, c, cs)
-	if err != nil {
-		return nil, err
-	}
-	defer c.finalize(stmt)
-	res, err := r.read(ctx, c, stmt)
+	var res *Result
+	err = r.guarded(ctx, func(c *sqliteConn) error {
+		stmt, err := r.compile(ctx, c, cs)
+		if err != nil {
+			return err
+		}
+		defer c.finalize(stmt)
+		res, err = r.read(ctx, c, stmt)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -353,13 +389,17 @@ func (r *Runner) Query(ctx context.Context, query string) (*Result, error) {
 	return res, nil
 }
 
-// open opens the connection of one call.
+// open opens the connection of one call, unless the runner is closed or
+// too many of its statements are left running (*StillRunningError).
 func (r *Runner) open(ctx context.Context) (*sqliteConn, error) {
 	r.mu.Lock()
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("query %s: the runner is closed", r.path)
+	}
+	if err := r.abandoned.admit(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, r.translate(ctx, nil, err)
@@ -368,6 +408,8 @@ func (r *Runner) open(ctx context.Context) (*sqliteConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", r.path, err)
 	}
+	r.conns.Add(1)
+	c.onClose = func() { r.conns.Add(-1) }
 	return c, nil
 }
 
@@ -533,6 +575,9 @@ func (r *Runner) translate(ctx context.Context, c *sqliteConn, err error) error 
 		return refuse("", "the statement uses something that is not allowed here (%s)", se.msg)
 	case sqlite3.SQLITE_INTERRUPT:
 		return &TimeoutError{Limit: r.opts.Timeout}
+	}
+	if msg := limitMessage(se); msg != "" {
+		return &QueryError{Message: msg, Code: se.code}
 	}
 	return &QueryError{Message: se.msg, Code: se.code}
 }

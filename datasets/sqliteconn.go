@@ -24,6 +24,8 @@ type sqliteConn struct {
 
 	// mu guards db against interrupt racing close.
 	mu sync.Mutex
+	// onClose, when set, runs once when the connection is closed.
+	onClose func()
 
 	// denied is the first action the authorizer refused since the last
 	// resetDenied, for the error message.
@@ -50,6 +52,9 @@ func (e *sqliteError) Error() string { return e.msg }
 //   - SQLITE_DBCONFIG_DEFENSIVE: no writable_schema, no shadow-table or
 //     sqlite_dbpage writes;
 //   - SQLITE_LIMIT_ATTACHED=0: no other database file can be attached;
+//   - SQLITE_LIMIT_LENGTH=64 MiB and SQLITE_LIMIT_LIKE_PATTERN_LENGTH=1000
+//     (maxValueBytes, maxLikePatternBytes): bounds on what one call of a
+//     function, which no interrupt reaches, can allocate and compute;
 //   - an authorizer (authorize) that refuses, while SQLite compiles, every
 //     action that is not reading, including every PRAGMA outside the
 //     read-only list and those run by pragma_* table-valued functions.
@@ -72,7 +77,17 @@ func openReadOnlyConn(path string) (*sqliteConn, error) {
 		c.close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	sqlite3.Xsqlite3_limit(c.tls, c.db, sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+	for _, l := range []struct{ id, value int32 }{
+		{sqlite3.SQLITE_LIMIT_ATTACHED, 0},
+		{sqlite3.SQLITE_LIMIT_LENGTH, maxValueBytes},
+		{sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, maxLikePatternBytes},
+	} {
+		sqlite3.Xsqlite3_limit(c.tls, c.db, l.id, l.value)
+		if got := sqlite3.Xsqlite3_limit(c.tls, c.db, l.id, -1); got != l.value {
+			c.close()
+			return nil, fmt.Errorf("open %s: SQLite kept limit %d at %d, not %d", path, l.id, got, l.value)
+		}
+	}
 	if err := c.setAuthorizer(authorize); err != nil {
 		c.close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -265,6 +280,9 @@ func (c *sqliteConn) close() {
 	if c.db != 0 {
 		sqlite3.Xsqlite3_close_v2(c.tls, c.db)
 		c.db = 0
+		if c.onClose != nil {
+			c.onClose()
+		}
 	}
 	if c.tls != nil {
 		c.tls.Close()

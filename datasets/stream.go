@@ -85,6 +85,10 @@ var _ Streamer = (*Runner)(nil)
 // spends producing rows, not the time the caller spends between rows (a
 // slow disk under an export does not stop the query); the row cap and the
 // cell cap apply as in Query. Cancelling ctx interrupts the statement.
+// As in Query, a step SQLite has not ended about a second after the time
+// limit or Cancel is left to finish on its own (see Runner): Next returns
+// false with the timeout or cancel error, and the step's goroutine closes
+// the connection when SQLite returns.
 func (r *Runner) Stream(ctx context.Context, query string) (RowStream, error) {
 	start := time.Now()
 	cs, err := gate(query)
@@ -95,15 +99,30 @@ func (r *Runner) Stream(ctx context.Context, query string) (RowStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sqliteRows{r: r, c: c, ctx: ctx, start: start}
+	s := &sqliteRows{r: r, c: c, ctx: ctx, start: start, limitHit: make(chan struct{})}
 	s.stopCtx = context.AfterFunc(ctx, c.interrupt)
 	s.watch = time.AfterFunc(time.Duration(math.MaxInt64), s.checkTime)
 	s.watch.Reset(r.opts.Timeout)       // after s.watch is set: checkTime reads it
 	s.stepStart.Store(start.UnixNano()) // compiling counts as running
-	stmt, err := r.compile(ctx, c, cs)
+	var (
+		stmt       uintptr
+		compileErr error // fn's own: read only once fn returned
+	)
+	returned := s.guard(func() { stmt, compileErr = r.compile(ctx, c, cs) }, func() {
+		// Abandoned while compiling: stmt is this goroutine's own.
+		if stmt != 0 {
+			c.finalize(stmt)
+		}
+		c.close()
+	})
 	s.stepDone()
-	if err != nil {
-		err = s.translate(err)
+	if !returned {
+		err = r.stoppedError(ctx, s.timedOut.Load())
+		s.Close()
+		return nil, err
+	}
+	if compileErr != nil {
+		err = s.translate(compileErr)
 		s.Close()
 		return nil, err
 	}
@@ -113,7 +132,6 @@ func (r *Runner) Stream(ctx context.Context, query string) (RowStream, error) {
 	for i := range n {
 		s.cols[i] = c.column(stmt, i)
 	}
-	s.row = make([]any, n)
 	s.stats.Limits = r.opts
 	return s, nil
 }
@@ -131,6 +149,12 @@ type sqliteRows struct {
 	err   error
 	done  bool
 
+	// batch holds the rows read ahead of the caller, next the index of
+	// the next one; fetched counts the rows read from SQLite.
+	batch   streamBatch
+	next    int
+	fetched int64
+
 	stopCtx func() bool
 	// The time limit: spent is the time (ns) SQLite has run so far,
 	// stepStart the start (Unix ns) of the step under way, 0 between
@@ -142,6 +166,13 @@ type sqliteRows struct {
 	closed    atomic.Bool
 	watch     *time.Timer
 	closeOnce sync.Once
+	// limitHit is closed when the time limit interrupts SQLite.
+	limitHit chan struct{}
+	hitOnce  sync.Once
+	// abandoned is set when a step was left running past its limit: its
+	// goroutine, not Close, then finalizes the statement and closes the
+	// connection.
+	abandoned atomic.Bool
 }
 
 func (s *sqliteRows) Columns() []Column  { return s.cols }
@@ -176,58 +207,168 @@ func (s *sqliteRows) checkTime() {
 	case stepping:
 		s.timedOut.Store(true)
 		s.c.interrupt()
+		s.hitOnce.Do(func() { close(s.limitHit) })
 	}
 	// Between steps with the limit used up: the next step refuses to run.
+}
+
+// A stream reads rows from SQLite in batches, each on a goroutine of its
+// own (Runner.call) so that the stream can stop waiting for a step stuck
+// in one call; a batch makes that cost once per batch rather than once
+// per row (a goroutine per row doubled the time of a million-row stream).
+// A batch holds at most streamBatchRows rows and, past its first row,
+// streamBatchBytes of values (sized as Query sizes them): it is what the
+// stream holds beyond the row being read.
+const (
+	streamBatchRows  = 256
+	streamBatchBytes = 1 << 20
+	streamBatchSlots = 1 << 14
+)
+
+// streamBatch is the rows one fetch read and how the rows ended, if they
+// did.
+type streamBatch struct {
+	rows [][]any
+	cuts []int // values cut to the cell cap, per row
+	// backing holds the rows' values when a whole batch of them fits
+	// streamBatchSlots; the next batch reuses it, and rows and cuts.
+	backing []any
+	// end is set when the rows ended: at their end, at the row cap
+	// (truncated tells whether rows were left out) or on err.
+	end       bool
+	truncated bool
+	err       error
 }
 
 func (s *sqliteRows) Next() bool {
 	if s.done {
 		return false
 	}
-	if s.stats.Rows >= int64(s.r.opts.MaxRows) {
-		// One more step tells whether rows were left out.
-		if s.step() {
-			s.stats.Truncated, s.stats.TruncatedBy = true, CapRows
+	if s.next == len(s.batch.rows) {
+		if !s.batch.end {
+			s.fetch()
 		}
+		if s.next == len(s.batch.rows) {
+			s.err = s.batch.err
+			if s.batch.truncated {
+				s.stats.Truncated, s.stats.TruncatedBy = true, CapRows
+			}
+			s.finish()
+			return false
+		}
+	}
+	if err := s.ctx.Err(); err != nil { // cancelled between rows
+		s.err = s.translate(err)
 		s.finish()
 		return false
 	}
-	if !s.step() {
-		s.finish()
-		return false
-	}
-	for i := range s.row {
-		var cut bool
-		s.row[i], cut = s.r.cell(s.c, s.stmt, i)
-		if cut {
-			s.stats.CutCells++
-		}
-	}
+	s.row = s.batch.rows[s.next]
+	s.stats.CutCells += s.batch.cuts[s.next]
+	s.batch.rows[s.next] = nil
+	s.next++
 	s.stats.Rows++
 	s.stats.Elapsed = time.Since(s.start)
 	return true
 }
 
-// step advances the statement; false at its end or on an error (s.err).
-func (s *sqliteRows) step() bool {
+// fetch reads the next batch of rows. When SQLite does not return from a
+// step a grace period after the time limit or Cancel, the batch ends with
+// the timeout or cancel error and the step is left to finish on its own
+// goroutine, which then finalizes the statement and closes the connection.
+func (s *sqliteRows) fetch() {
+	prev, from := s.batch, s.fetched
+	var (
+		// The fetch goroutine's own: read only once it returned.
+		b       streamBatch
+		fetched int64
+	)
+	returned := s.guard(func() { b, fetched = s.readBatch(prev, from) }, func() {
+		s.c.finalize(s.stmt)
+		s.c.close()
+	})
+	if !returned {
+		s.batch = streamBatch{end: true, err: s.r.stoppedError(s.ctx, s.timedOut.Load())}
+	} else {
+		s.batch, s.fetched = b, fetched
+	}
+	s.next = 0
+}
+
+// readBatch steps through up to one batch of rows, fetched rows having
+// been read before it, and copies their values out of SQLite, reusing the
+// memory of the previous batch (prev), which the caller has read. It runs
+// on the goroutine of one fetch and touches only the statement, the
+// connection and the stream's atomics.
+func (s *sqliteRows) readBatch(prev streamBatch, fetched int64) (streamBatch, int64) {
+	n := len(s.cols)
+	b := streamBatch{rows: prev.rows[:0], cuts: prev.cuts[:0], backing: prev.backing}
+	if b.backing == nil && n*streamBatchRows <= streamBatchSlots {
+		b.backing = make([]any, n*streamBatchRows)
+	}
+	clear(b.backing)
+	var bytes int64
+	for len(b.rows) < streamBatchRows && (len(b.rows) == 0 || bytes < streamBatchBytes) {
+		if fetched >= int64(s.r.opts.MaxRows) {
+			// One more step tells whether rows were left out.
+			row, err := s.step()
+			b.end, b.truncated, b.err = true, row, err
+			return b, fetched
+		}
+		row, err := s.step()
+		if !row {
+			b.end, b.err = true, err
+			return b, fetched
+		}
+		var vals []any
+		if b.backing != nil {
+			k := len(b.rows) * n
+			vals = b.backing[k : k+n : k+n]
+		} else {
+			vals = make([]any, n)
+		}
+		cut := 0
+		for i := range n {
+			bytes += s.r.cellSize(s.c, s.stmt, i)
+			var c bool
+			if vals[i], c = s.r.cell(s.c, s.stmt, i); c {
+				cut++
+			}
+		}
+		b.rows, b.cuts = append(b.rows, vals), append(b.cuts, cut)
+		fetched++
+	}
+	return b, fetched
+}
+
+// step advances the statement: true on a row, false at its end or on an
+// error (returned). The time SQLite spends in it counts toward the limit.
+func (s *sqliteRows) step() (bool, error) {
 	if err := s.ctx.Err(); err != nil {
-		s.err = s.translate(err)
-		return false
+		return false, s.translate(err)
 	}
 	if time.Duration(s.spent.Load()) >= s.r.opts.Timeout {
-		s.err = &TimeoutError{Limit: s.r.opts.Timeout}
-		return false
+		return false, &TimeoutError{Limit: s.r.opts.Timeout}
 	}
 	s.stepStart.Store(time.Now().UnixNano())
 	rc := sqlite3.Xsqlite3_step(s.c.tls, s.stmt)
 	s.stepDone()
 	switch rc {
 	case sqlite3.SQLITE_ROW:
-		return true
+		return true, nil
 	case sqlite3.SQLITE_DONE:
-		return false
+		return false, nil
 	}
-	s.err = s.translate(s.c.lastError(rc))
+	return false, s.translate(s.c.lastError(rc))
+}
+
+// guard runs fn, one call into SQLite, as Runner.call does, stopping when
+// ctx ends or the time limit interrupts SQLite; cleanup releases the
+// statement and the connection if fn is left running.
+func (s *sqliteRows) guard(fn, cleanup func()) bool {
+	if s.r.call(s.ctx, s.limitHit, fn, cleanup) {
+		return true
+	}
+	s.abandoned.Store(true)
 	return false
 }
 
@@ -251,13 +392,13 @@ func (s *sqliteRows) Close() error {
 		s.closed.Store(true)
 		s.watch.Stop()
 		s.stopCtx()
-		if s.stmt != 0 {
-			s.c.finalize(s.stmt)
+		if !s.abandoned.Load() { // else the abandoned step's goroutine releases them
+			if s.stmt != 0 {
+				s.c.finalize(s.stmt)
+			}
+			s.c.close()
 		}
-		s.c.close()
-		for i := range s.row {
-			s.row[i] = nil
-		}
+		s.row, s.batch = nil, streamBatch{}
 	})
 	return nil
 }
