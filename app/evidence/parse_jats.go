@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/xmlbound"
 )
 
 // Article is a full text read from a file: its front matter as a record
@@ -53,7 +55,9 @@ func abstractSections(secs []Section) []Section {
 // JATSReader streams the articles of a JATS (PMC) XML file: one <article>,
 // or the articles of a <pmc-articleset>, one at a time.
 type JATSReader struct {
-	d      *xml.Decoder
+	// d reads the tokens, its nesting bounded (xmlbound); raw is the
+	// decoder under it, which knows the line.
+	d, raw *xml.Decoder
 	budget *recordBudget
 	n      int
 	begun  bool
@@ -63,16 +67,8 @@ type JATSReader struct {
 // NewJATSReader returns a reader of the JATS XML in r.
 func NewJATSReader(r io.Reader) *JATSReader {
 	budget := newRecordBudget(r, maxArticleBytes, errArticleTooLarge)
-	d := xml.NewDecoder(budget)
-	d.Entity = xml.HTMLEntity
-	d.CharsetReader = func(charset string, in io.Reader) (io.Reader, error) {
-		switch strings.ToLower(charset) {
-		case "utf-8", "us-ascii", "ascii":
-			return in, nil
-		}
-		return nil, fmt.Errorf("character set %q is not supported (save the file as UTF-8)", charset)
-	}
-	return &JATSReader{d: d, budget: budget}
+	raw := newXMLDecoder(budget)
+	return &JATSReader{d: xmlbound.NewDecoder(raw, maxXMLDepth), raw: raw, budget: budget}
 }
 
 // Next returns the next article, io.EOF after the last one. Errors are
@@ -81,7 +77,7 @@ func NewJATSReader(r io.Reader) *JATSReader {
 func (j *JATSReader) Next() (Article, error) {
 	j.budget.reset()
 	for {
-		line, _ := j.d.InputPos()
+		line, _ := j.raw.InputPos()
 		tok, err := j.d.Token()
 		if err == io.EOF {
 			if !j.begun {
@@ -133,6 +129,10 @@ func (j *JATSReader) articleErr(line int, a *Article, err error) error {
 	if errors.As(err, &se) {
 		return recordErr(n, &a.Record, se.Line, fmt.Errorf("malformed XML: %s", se.Msg))
 	}
+	var de *xmlbound.DepthError
+	if errors.As(err, &de) {
+		return recordErr(n, &a.Record, de.Line, fmt.Errorf("%w: is this a JATS article?", err))
+	}
 	return recordErr(n, &a.Record, line, err)
 }
 
@@ -145,14 +145,19 @@ func (j *JATSReader) syntaxErr(err error) error {
 	if errors.As(err, &se) {
 		return &ParseError{Record: n, Line: se.Line, Err: fmt.Errorf("malformed XML: %s", se.Msg)}
 	}
-	line, _ := j.d.InputPos()
+	var de *xmlbound.DepthError
+	if errors.As(err, &de) {
+		// Between articles (a skipped element): no article is at fault.
+		return &ParseError{Line: de.Line, Err: fmt.Errorf("%w: is this a JATS article?", err)}
+	}
+	line, _ := j.raw.InputPos()
 	return &ParseError{Record: n, Line: line, Err: err}
 }
 
-// jatsParser reads one <article> element.
+// jatsParser reads one <article> element. It recurses per element: the
+// decoder bounds the nesting (xmlbound, maxXMLDepth), Skip's too.
 type jatsParser struct {
 	d       *xml.Decoder
-	depth   int // of the elements open inside the article
 	a       Article
 	tables  int
 	figures int
@@ -176,15 +181,6 @@ func (p *jatsParser) token() (xml.Token, error) {
 	tok, err := p.d.Token()
 	if err == io.EOF {
 		return nil, io.ErrUnexpectedEOF
-	}
-	switch tok.(type) {
-	case xml.StartElement:
-		// The parser recurses per element: bound the depth.
-		if p.depth++; p.depth > maxXMLDepth {
-			return nil, fmt.Errorf("the XML is nested more than %d levels deep: is this a JATS article?", maxXMLDepth)
-		}
-	case xml.EndElement:
-		p.depth--
 	}
 	return tok, err
 }

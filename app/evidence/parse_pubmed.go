@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/xmlbound"
 )
 
 // PubMedReader streams the articles of a PubmedArticleSet. It reads one
 // PubmedArticle (or PubmedBookArticle) element at a time, so files of any
 // size are read in constant memory.
 type PubMedReader struct {
-	d      *xml.Decoder
+	// d reads the tokens, its nesting bounded (xmlbound); raw is the
+	// decoder under it, which knows the line.
+	d, raw *xml.Decoder
 	budget *recordBudget
 	n      int
 	begun  bool
@@ -21,8 +25,15 @@ type PubMedReader struct {
 // NewPubMedReader returns a reader of the PubMed XML in r.
 func NewPubMedReader(r io.Reader) *PubMedReader {
 	budget := newRecordBudget(r, maxRecordBytes, errRecordTooLarge)
-	d := xml.NewDecoder(budget)
-	d.Entity = xml.HTMLEntity // &nbsp; and friends in hand-edited files
+	raw := newXMLDecoder(budget)
+	return &PubMedReader{d: xmlbound.NewDecoder(raw, maxXMLDepth), raw: raw, budget: budget}
+}
+
+// newXMLDecoder returns the decoder of a literature XML file: HTML's named
+// entities accepted (&nbsp; and friends in hand-edited files), UTF-8 only.
+func newXMLDecoder(r io.Reader) *xml.Decoder {
+	d := xml.NewDecoder(r)
+	d.Entity = xml.HTMLEntity
 	d.CharsetReader = func(charset string, in io.Reader) (io.Reader, error) {
 		switch strings.ToLower(charset) {
 		case "utf-8", "us-ascii", "ascii":
@@ -30,7 +41,7 @@ func NewPubMedReader(r io.Reader) *PubMedReader {
 		}
 		return nil, fmt.Errorf("character set %q is not supported (save the file as UTF-8)", charset)
 	}
-	return &PubMedReader{d: d, budget: budget}
+	return d
 }
 
 // mixedText is element content with inline markup (<i>, <sup>, ...)
@@ -133,7 +144,7 @@ type xmlArticle struct {
 func (p *PubMedReader) Next() (Record, error) {
 	p.budget.reset()
 	for {
-		line, _ := p.d.InputPos()
+		line, _ := p.raw.InputPos()
 		tok, err := p.d.Token()
 		if err == io.EOF {
 			if !p.begun {
@@ -195,7 +206,12 @@ func (p *PubMedReader) syntaxErr(err error) error {
 	if errors.As(err, &se) {
 		return &ParseError{Record: p.n, Line: se.Line, Err: fmt.Errorf("malformed XML: %s", se.Msg)}
 	}
-	line, _ := p.d.InputPos()
+	var de *xmlbound.DepthError
+	if errors.As(err, &de) {
+		// Between records (a skipped element): no record is at fault.
+		return &ParseError{Line: de.Line, Err: fmt.Errorf("%w: is this a PubMed file?", err)}
+	}
+	line, _ := p.raw.InputPos()
 	return &ParseError{Record: p.n, Line: line, Err: err}
 }
 
@@ -203,6 +219,10 @@ func syntaxCause(err error) error {
 	var se *xml.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Errorf("malformed XML at line %d: %s", se.Line, se.Msg)
+	}
+	var de *xmlbound.DepthError
+	if errors.As(err, &de) {
+		return fmt.Errorf("%w at line %d", err, de.Line)
 	}
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/clinsight/clinsight/internal/textenc"
+	"github.com/clinsight/clinsight/internal/xmlbound"
 )
 
 // rawReport is a report read from an input, before labelling.
@@ -220,15 +221,18 @@ func readXMLReports(r io.Reader, name string, emit func(rawReport) error) error 
 }
 
 func readXMLReportsLimit(r io.Reader, name string, limit int64, emit func(rawReport) error) error {
-	var dec *xml.Decoder
+	var raw *xml.Decoder
 	what := "the file"
 	// The decoder reads ahead a buffer of the next report.
 	budget := &recordBudget{r: r, limit: limit + 4096, err: func() error {
-		line, _ := dec.InputPos()
+		line, _ := raw.InputPos()
 		return &recordSizeError{what: what, line: line, limit: limit}
 	}}
-	dec = xml.NewDecoder(budget)
-	dec.Strict = false
+	raw = xml.NewDecoder(budget)
+	raw.Strict = false
+	// Open-i reports nest a few levels; encoding/xml keeps an entry per
+	// open element, so the nesting is bounded (xmlbound).
+	dec := xmlbound.NewDecoder(raw, xmlbound.MaxDepth)
 	var cur *rawReport
 	var label string
 	var text strings.Builder
@@ -254,14 +258,18 @@ func readXMLReportsLimit(r io.Reader, name string, limit int64, emit func(rawRep
 				}
 				return &csvLineError{line: se.line, err: se}
 			}
-			line, _ := dec.InputPos()
+			var de *xmlbound.DepthError
+			if errors.As(err, &de) {
+				return &csvLineError{line: de.Line, err: fmt.Errorf("%w: is this a file of reports?", err)}
+			}
+			line, _ := raw.InputPos()
 			return &csvLineError{line: line, err: fmt.Errorf("malformed XML: %w", err)}
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
 			case "eCitation":
-				line, _ := dec.InputPos()
+				line, _ := raw.InputPos()
 				cur = &rawReport{line: line}
 				budget.n, what = 0, fmt.Sprintf("the report starting on line %d", line)
 			case "uId":
