@@ -8,11 +8,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/inputfile"
 )
 
 // LabelledReview is a review whose every record carries the reviewers'
@@ -34,27 +35,82 @@ func (r LabelledReview) Relevant() int {
 	return n
 }
 
-// maxLabelledCSV bounds the size of one labelled CSV file.
-const maxLabelledCSV = 1 << 30
+// Bounds of a labelled CSV file. The Cohen 2006 files are at most 1.6 MB,
+// their lines at most 5.1 KB with 81 commas.
+const (
+	// maxLabelledCSV bounds the size of one file: maxActiveRecords records
+	// of about 2 KB (the Cohen files' mean).
+	maxLabelledCSV = 1 << 30
+	// maxLabelledLine and maxLabelledCommas bound each line, so that a
+	// damaged or hostile line (a header of millions of columns, a
+	// gigabyte without a line end) is refused before encoding/csv holds
+	// it whole, at about a hundred bytes per field. They are counted per
+	// line, inside quotes or not: the reader takes bare quotes
+	// (LazyQuotes), which would mislead a count of records.
+	maxLabelledLine   = 1 << 20
+	maxLabelledCommas = 10_000
+)
+
+// lineBound passes text through, failing once a line is longer than
+// maxLabelledLine bytes or holds more than maxLabelledCommas commas.
+type lineBound struct {
+	r       io.Reader
+	n, c    int // bytes and commas of the current line
+	line    int // 1-based
+	pending error
+}
+
+func (b *lineBound) Read(p []byte) (int, error) {
+	if b.pending != nil {
+		return 0, b.pending
+	}
+	n, err := b.r.Read(p)
+	for i := 0; i < n; i++ {
+		switch p[i] {
+		case '\n':
+			b.line++
+			b.n, b.c = 0, 0
+			continue
+		case ',':
+			b.c++
+		}
+		b.n++
+		if b.n > maxLabelledLine || b.c > maxLabelledCommas {
+			b.pending = fmt.Errorf("line %d is longer than %d MB or has more than %d commas: is this a CSV file of records?", b.line+1, maxLabelledLine>>20, maxLabelledCommas)
+			return i, nil
+		}
+	}
+	return n, err
+}
 
 // ReadLabelledCSV reads a labelled review: a CSV with a header holding
 // title, abstract and label_included (1 included, 0 excluded), and
 // optionally keywords (the Cohen 2006 files; ASReview's format has none).
+// A file (a regular file: a named pipe would wait for ever) larger than
+// maxLabelledCSV, or with a line beyond its bounds, is refused.
 func ReadLabelledCSV(path string) (LabelledReview, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	rev := LabelledReview{Name: name}
-	fh, err := os.Open(path)
+	fh, fi, err := inputfile.Open(path)
 	if err != nil {
 		return rev, fmt.Errorf("reading labelled review %s: %w", name, err)
 	}
 	defer fh.Close()
-	r := csv.NewReader(io.LimitReader(fh, maxLabelledCSV))
+	tooLarge := fmt.Errorf("reading labelled review %s: the file is larger than %d MB", name, maxLabelledCSV>>20)
+	if fi.Size() > maxLabelledCSV {
+		return rev, tooLarge
+	}
+	// One byte past the bound tells a file that grew while read.
+	limited := &io.LimitedReader{R: fh, N: maxLabelledCSV + 1}
+	r := csv.NewReader(&lineBound{r: limited})
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
+	r.ReuseRecord = true
 	head, err := r.Read()
 	if err != nil {
 		return rev, fmt.Errorf("reading labelled review %s: header: %w", name, err)
 	}
+	head = slices.Clone(head)
 	col := map[string]int{}
 	for i, h := range head {
 		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
@@ -73,9 +129,15 @@ func ReadLabelledCSV(path string) (LabelledReview, error) {
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
+			if limited.N == 0 {
+				return rev, tooLarge
+			}
 			break
 		}
 		if err != nil {
+			if limited.N == 0 {
+				return rev, tooLarge
+			}
 			return rev, fmt.Errorf("reading labelled review %s: %w", name, err)
 		}
 		if len(rev.Docs) >= maxActiveRecords {
