@@ -3,10 +3,10 @@ package app
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/internal/atomicfile"
+	"github.com/clinsight/clinsight/internal/inputfile"
 )
 
 // ReviewTeam is the dual screening and the full-text stage of a review
@@ -135,9 +135,15 @@ func (r *Review) ExportDecisions(path, reviewer string) error {
 // ImportDecisions merges a reviewer's decisions file into the review
 // (evidence.Project.MergeDecisions) and saves it shortly.
 func (r *Review) ImportDecisions(path string) (evidence.MergeReport, error) {
-	fh, err := os.Open(path)
+	// A named pipe would wait for a writer for ever; a file beyond the
+	// bound is refused unread (ReadDecisionsFile bounds what it reads).
+	fh, fi, err := inputfile.Open(path)
 	if err != nil {
 		return evidence.MergeReport{}, fmt.Errorf("reading the decisions file: %w", err)
+	}
+	if fi.Size() > evidence.MaxDecisionsFileBytes {
+		fh.Close()
+		return evidence.MergeReport{}, fmt.Errorf("%s: the decisions file is larger than %d MB: it is not a file of screening decisions", path, evidence.MaxDecisionsFileBytes>>20)
 	}
 	f, err := evidence.ReadDecisionsFile(fh)
 	fh.Close()

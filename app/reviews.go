@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/clinsight/clinsight/app/evidence"
 	"github.com/clinsight/clinsight/datasets"
+	"github.com/clinsight/clinsight/internal/inputfile"
 	"github.com/clinsight/clinsight/localllm"
 )
 
@@ -137,18 +139,22 @@ func (ws *Workspace) ReviewProjects() ([]string, error) {
 			continue
 		}
 		it := item{name: name}
-		if info, err := e.Info(); err == nil {
+		path := filepath.Join(ws.ReviewsDir(), e.Name())
+		info, err := os.Stat(path) // through a link
+		if err == nil {
 			it.updated = info.ModTime()
+			err = inputfile.Regular(path, info)
 		}
 		// The saved time stamp, when the file says it (the file's time
-		// changes when it is copied).
-		if raw, err := os.ReadFile(filepath.Join(ws.ReviewsDir(), e.Name())); err == nil {
-			var head struct {
-				Updated time.Time `json:"updated"`
+		// changes when it is copied). What is not a file (a named pipe
+		// would block the list for ever) is listed unread, like an
+		// unreadable file: opening it says what it is.
+		if err == nil {
+			if updated, err := reviewUpdated(path); err == nil && !updated.IsZero() {
+				it.updated = updated
 			}
-			if json.Unmarshal(raw, &head) == nil && !head.Updated.IsZero() {
-				it.updated = head.Updated
-			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			ws.logger.Warn("review project listed unread", "path", path, "err", err)
 		}
 		items = append(items, it)
 	}
@@ -165,6 +171,72 @@ func (ws *Workspace) ReviewProjects() ([]string, error) {
 	return names, nil
 }
 
+// maxReviewFileBytes bounds a review project file as read (opened,
+// listed, checked before a save). A saved review of evidence.MaxCandidates
+// (100,000) candidates is 25.7 MB (README, "Every candidate can be
+// screened": BenchmarkCandidateProject); ten times that leaves room for
+// two reviewers' decisions at both stages, extractions and notes, and
+// keeps a stray file of gigabytes from being read whole. A review that
+// would save larger is refused at the save, so that what is saved can be
+// opened again.
+const maxReviewFileBytes = 256 << 20
+
+// readReviewFile reads the review project file at path: a regular file
+// (a named pipe would wait for a writer for ever, a device never end) of
+// at most maxReviewFileBytes. A missing file gives an error matching
+// os.ErrNotExist.
+func readReviewFile(path string) ([]byte, error) {
+	f, fi, err := inputfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tooLarge := fmt.Errorf("%s is larger than %d MB, the most a review project file may hold (a review of 100,000 candidates is about 26 MB): is it a review project?",
+		filepath.Base(path), maxReviewFileBytes>>20)
+	if fi.Size() > maxReviewFileBytes {
+		return nil, tooLarge
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, maxReviewFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > maxReviewFileBytes { // it grew while read
+		return nil, tooLarge
+	}
+	return raw, nil
+}
+
+// reviewUpdated returns the saved time stamp of the review project file
+// at path (its "updated" key), reading the file only up to it: the fifth
+// key of a saved project, in its first kilobyte.
+func reviewUpdated(path string) (time.Time, error) {
+	f, _, err := inputfile.Open(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, maxReviewFileBytes))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return time.Time{}, errors.New("not a JSON object")
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return time.Time{}, err
+		}
+		if key == "updated" {
+			var t time.Time
+			err := dec.Decode(&t)
+			return t, err
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return time.Time{}, nil
+}
+
 // LoadReviewProject reads the review project named name. A file that is
 // not a valid project is moved aside (<name>.json.corrupt-TIMESTAMP, so
 // that nothing is lost and the name can be used again) and the error names
@@ -175,11 +247,13 @@ func (ws *Workspace) LoadReviewProject(name string) (*evidence.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readReviewFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("there is no review project named %q (looked for %s)", name, path)
 	}
 	if err != nil {
+		// Left in place: a named pipe or a huge file is not a damaged
+		// project to move aside.
 		return nil, fmt.Errorf("reading review project %s: %w", path, err)
 	}
 	p, perr := evidence.ParseProject(raw)
@@ -246,7 +320,7 @@ func (ws *Workspace) saveReviewProject(p *evidence.Project, written fileStamp) (
 	}
 	if written != (fileStamp{}) && stampOf(path) == written {
 		// The file this review wrote last: nobody replaced it.
-	} else if raw, err := os.ReadFile(path); err == nil {
+	} else if raw, err := readReviewFile(path); err == nil {
 		old, perr := evidence.ParseProject(raw)
 		switch {
 		case perr != nil:
@@ -255,11 +329,15 @@ func (ws *Workspace) saveReviewProject(p *evidence.Project, written fileStamp) (
 			return fileStamp{}, fmt.Errorf("a review project named %q already exists (created %s): choose another name", p.Name, old.Created.Local().Format("2006-01-02 15:04"))
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fileStamp{}, fmt.Errorf("saving review project %s: %w", path, err)
+		return fileStamp{}, fmt.Errorf("not saving over %s, which cannot be read as a review project (%v): move it away or choose another name", path, err)
 	}
 	prev := p.Updated
 	p.Updated = time.Now().UTC()
 	raw, err := json.MarshalIndent(p, "", "  ")
+	if err == nil && len(raw) >= maxReviewFileBytes {
+		// It could not be opened again.
+		err = fmt.Errorf("the review is %d MB, more than the %d MB a review project file may hold", len(raw)>>20, maxReviewFileBytes>>20)
+	}
 	if err == nil {
 		err = writeFileAtomic(path, append(raw, '\n'))
 	}
