@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -18,6 +19,12 @@ const maxReportedErrors = 20
 // an *Error per offending row (joined). With a single usable study the
 // result is that study's estimate, with a note; with none it fails.
 func Analyze(studies []Study, opts Options) (Result, error) {
+	return analyze(context.Background(), studies, opts)
+}
+
+// analyze is Analyze stopping with an ECANCELLED error when ctx is
+// cancelled (Run's pooled model and refits).
+func analyze(ctx context.Context, studies []Study, opts Options) (Result, error) {
 	if err := opts.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -124,7 +131,7 @@ func Analyze(studies []Study, opts Options) (Result, error) {
 			return Result{}, errorf(ENOTESTIMABLE, "no study has an estimable effect")
 		}
 		var err error
-		if f, err = fitUni(y, v, o.Method, o.Test, o.Level, o.Control); err != nil {
+		if f, err = fitUni(ctx, y, v, o.Method, o.Test, o.Level, o.Control); err != nil {
 			return Result{}, err
 		}
 		res.K = len(y)

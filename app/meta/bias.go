@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -51,6 +52,10 @@ type EggerTest struct {
 
 // Egger runs Egger's regression test on the studies of res.
 func Egger(res Result) (EggerTest, error) {
+	return egger(context.Background(), res)
+}
+
+func egger(ctx context.Context, res Result) (EggerTest, error) {
 	y, v, _, m := modelInputs(res)
 	if len(y) < 3 && (m.method.IsRandom() || len(y) < 2) {
 		// metafor: "Number of parameters to be estimated is larger than
@@ -62,8 +67,11 @@ func Egger(res Result) (EggerTest, error) {
 		m.x[i] = []float64{1, math.Sqrt(v[i])}
 	}
 	m.intercept, m.noR2 = true, true
-	u, err := fitRMA(m)
+	u, err := fitRMA(ctx, m)
 	if err != nil {
+		if ctx.Err() != nil {
+			return EggerTest{}, stopped(ctx, "Egger's test")
+		}
 		return EggerTest{}, fmt.Errorf("the Egger test: %w", err)
 	}
 	return EggerTest{Stat: Float(u.stat[1]), Pval: Float(u.pval[1]), DF: u.df, Slope: Float(u.beta[1]),
@@ -84,6 +92,10 @@ type BeggTest struct {
 
 // Begg runs the rank correlation test on the studies of res.
 func Begg(res Result) (BeggTest, error) {
+	return begg(context.Background(), res)
+}
+
+func begg(ctx context.Context, res Result) (BeggTest, error) {
 	y, v, _, _ := modelInputs(res)
 	k := len(y)
 	if k < 2 {
@@ -99,14 +111,22 @@ func Begg(res Result) (BeggTest, error) {
 	for i := range y {
 		ys[i] = (y[i] - theta) / math.Sqrt(v[i]-vb)
 	}
-	return kendallTest(ys, v), nil
+	b, ok := kendallTest(ctx, ys, v)
+	if !ok {
+		return BeggTest{}, stopped(ctx, "Begg's test")
+	}
+	return b, nil
 }
 
-// kendallTest is R's cor.test(x, y, method = "kendall", exact = TRUE).
-func kendallTest(x, y []float64) BeggTest {
+// kendallTest is R's cor.test(x, y, method = "kendall", exact = TRUE). ok
+// is false when ctx was cancelled (checked for every row of the pairs).
+func kendallTest(ctx context.Context, x, y []float64) (_ BeggTest, ok bool) {
 	n := len(x)
 	var s, nx, ny float64
 	for i := 0; i < n; i++ {
+		if ctx.Err() != nil {
+			return BeggTest{}, false
+		}
 		for j := 0; j < n; j++ {
 			a, b := sgn(x[i]-x[j]), sgn(y[i]-y[j])
 			s += a * b
@@ -118,7 +138,7 @@ func kendallTest(x, y []float64) BeggTest {
 	out := BeggTest{Tau: Float(r)}
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		out.Tau, out.Pval = Float(math.NaN()), Float(math.NaN())
-		return out
+		return out, true
 	}
 	fn := float64(n)
 	ties := distinct(x) < n || distinct(y) < n
@@ -139,7 +159,7 @@ func kendallTest(x, y []float64) BeggTest {
 			p = cdf(q)
 		}
 		out.Pval, out.Exact = Float(math.Min(2*p, 1)), true
-		return out
+		return out, true
 	}
 	if ties {
 		out.Note = "Exact p-value not available with tied values; normal approximation used (as R)."
@@ -165,7 +185,7 @@ func kendallTest(x, y []float64) BeggTest {
 	varS := (fn*(fn-1)*(2*fn+5)-vt-vu)/18 + v1a*v1b/(2*fn*(fn-1)) + v2a*v2b/(9*fn*(fn-1)*(fn-2))
 	z := sStat / math.Sqrt(varS)
 	out.Pval = Float(normTwoSided(z))
-	return out
+	return out, true
 }
 
 func sgn(d float64) float64 {
@@ -251,6 +271,10 @@ type TrimFill struct {
 // "L0" (default) or "R0" and side "left", "right" or "" (chosen as metafor
 // does). It needs an inverse-variance model (EE or random effects).
 func TrimFillAnalysis(res Result, estimator, side string) (TrimFill, error) {
+	return trimFill(context.Background(), res, estimator, side)
+}
+
+func trimFill(ctx context.Context, res Result, estimator, side string) (TrimFill, error) {
 	if res.Method == MH || res.Method == PETO {
 		return TrimFill{}, errorf(EINVALID, "trim and fill needs an inverse-variance model (EE or a random-effects model), not %s", res.Method.Label())
 	}
@@ -273,9 +297,12 @@ func TrimFillAnalysis(res Result, estimator, side string) (TrimFill, error) {
 		for i := range y0 {
 			mm.x[i] = []float64{1, math.Sqrt(v0[i])}
 		}
-		mm.intercept = true
-		u, err := fitRMA(mm)
+		mm.intercept, mm.noCI = true, true
+		u, err := fitRMA(ctx, mm)
 		if err != nil {
+			if ctx.Err() != nil {
+				return TrimFill{}, stopped(ctx, "Trim and fill")
+			}
 			return TrimFill{}, fmt.Errorf("trim and fill (choosing the side): %w", err)
 		}
 		side = "left"
@@ -311,9 +338,12 @@ func TrimFillAnalysis(res Result, estimator, side string) (TrimFill, error) {
 		}
 		k0sav = k0
 		mm := base
-		mm.y, mm.v = y[:k-k0], v[:k-k0]
-		u, err := fitRMA(mm)
+		mm.y, mm.v, mm.noCI = y[:k-k0], v[:k-k0], true
+		u, err := fitRMA(ctx, mm)
 		if err != nil {
+			if ctx.Err() != nil {
+				return TrimFill{}, stopped(ctx, "Trim and fill")
+			}
 			return TrimFill{}, fmt.Errorf("trim and fill: %w", err)
 		}
 		beta = u.beta[0]
@@ -368,8 +398,11 @@ func TrimFillAnalysis(res Result, estimator, side string) (TrimFill, error) {
 	}
 	mm := base
 	mm.y, mm.v = yf, vf
-	u, err := fitRMA(mm)
+	u, err := fitRMA(ctx, mm)
 	if err != nil {
+		if ctx.Err() != nil {
+			return TrimFill{}, stopped(ctx, "Trim and fill")
+		}
 		return TrimFill{}, fmt.Errorf("trim and fill (filled model): %w", err)
 	}
 	r := res

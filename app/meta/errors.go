@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,6 +19,9 @@ const (
 	ENOTESTIMABLE = "not_estimable"
 	// ENOTCONVERGED means the REML Fisher scoring algorithm did not converge.
 	ENOTCONVERGED = "not_converged"
+	// ECANCELLED means the work was stopped (Cancel, Ctrl-C, a deadline)
+	// before it finished; the error wraps the context's error.
+	ECANCELLED = "cancelled"
 	// EINTERNAL is reported for errors that did not originate in this package.
 	EINTERNAL = "internal"
 )
@@ -89,6 +93,12 @@ func ErrorMessage(err error) string {
 		return "Internal error."
 	}
 	return err.Error()
+}
+
+// stopped is the error of work stopped by ctx (Cancel): it names what was
+// stopped and wraps ctx.Err(), so errors.Is(err, context.Canceled) holds.
+func stopped(ctx context.Context, what string) *Error {
+	return &Error{Code: ECANCELLED, Message: what + ": stopped before finishing", Err: ctx.Err()}
 }
 
 func errorf(code string, format string, args ...any) *Error {

@@ -241,13 +241,35 @@ func (pr projection) yPPy() float64 {
 func (pr projection) powWD(n int, d []float64) []float64 {
 	out := make([]float64, len(pr.w))
 	for i, w := range pr.w {
-		v := math.Pow(w, float64(n))
+		v := powInt(w, n)
 		if d != nil {
 			v *= d[i]
 		}
 		out[i] = v
 	}
 	return out
+}
+
+// powInt is math.Pow(w, n) for a small n ≥ 1, to the last bit, by
+// multiplication where that gives the same bits. math.Pow splits w into a
+// mantissa in [½, 1) and an exponent, multiplies the mantissas (w², then
+// w·w² for n = 3) and scales by the exponent; scaling by a power of 2
+// commutes with rounding while every result is a normal number, so for
+// |w| in [2⁻³⁰⁰, 2³⁰⁰] it equals w·w and (w·w)·w. Elsewhere (never for the
+// weights of real studies) it is math.Pow. The leave-one-out, cumulative
+// and influence refits spent two thirds of their time in math.Pow.
+func powInt(w float64, n int) float64 {
+	if a := math.Abs(w); a >= 0x1p-300 && a <= 0x1p300 {
+		switch n {
+		case 1:
+			return w
+		case 2:
+			return w * w
+		case 3:
+			return w * w * w
+		}
+	}
+	return math.Pow(w, float64(n))
 }
 
 func sum(v []float64) float64 {
@@ -265,10 +287,18 @@ func (pr projection) trPD(d []float64) float64 {
 
 // trPPD is tr(P·P·D) (d nil: tr PP = Σ P_ij²).
 func (pr projection) trPPD(d []float64) float64 {
-	b := gram(pr.x, pr.powWD(2, nil))
-	m := gram(pr.x, pr.powWD(2, d))
+	w2 := pr.powWD(2, nil)
+	w2d := w2 // the same values when d is nil: computed once
+	if d != nil {
+		w2d = pr.powWD(2, d)
+	}
+	b := gram(pr.x, w2)
+	m := b
+	if d != nil {
+		m = gram(pr.x, w2d)
+	}
 	c := gram(pr.x, pr.powWD(3, d))
-	return sum(pr.powWD(2, d)) - 2*trProd(pr.a, c) + trProd(matMul(pr.a, b), matMul(pr.a, m))
+	return sum(w2d) - 2*trProd(pr.a, c) + trProd(matMul(pr.a, b), matMul(pr.a, m))
 }
 
 // trPDPD is tr(P·D·P·D) (metafor's sum(PV * t(PV)) for D = V).

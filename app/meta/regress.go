@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -86,10 +87,10 @@ type RegressionStudy struct {
 // moderators that are constant or redundant are dropped, as metafor does,
 // with a note. MH and Peto results cannot be regressed.
 func Regress(res Result, mods []string) (Regression, error) {
-	return regress(res, mods, nil)
+	return regress(context.Background(), res, mods, nil)
 }
 
-func regress(res Result, mods []string, factors map[string]bool) (Regression, error) {
+func regress(ctx context.Context, res Result, mods []string, factors map[string]bool) (Regression, error) {
 	if res.Method == MH || res.Method == PETO {
 		return Regression{}, errorf(EINVALID, "meta-regression needs an inverse-variance model (EE or a random-effects model), not %s", res.Method.Label())
 	}
@@ -176,8 +177,11 @@ func regress(res Result, mods []string, factors map[string]bool) (Regression, er
 		notes = append(notes, fmt.Sprintf("Moderator terms %s are constant or redundant across the studies and were dropped, as metafor does.", strings.Join(dropped, ", ")))
 	}
 	o := res.Options
-	u, err := fitRMA(uniModel{y: y, v: v, x: x, intercept: true, method: o.Method, test: o.Test, level: o.Level, ctl: o.Control})
+	u, err := fitRMA(ctx, uniModel{y: y, v: v, x: x, intercept: true, method: o.Method, test: o.Test, level: o.Level, ctl: o.Control})
 	if err != nil {
+		if ctx.Err() != nil {
+			return Regression{}, stopped(ctx, "Meta-regression")
+		}
 		return Regression{}, err
 	}
 	r := Regression{
@@ -293,6 +297,10 @@ type SubgroupAnalysis struct {
 // with opts (Analyze) and tests for subgroup differences. Studies with no
 // value in the column are left out with a note.
 func Subgroups(studies []Study, opts Options, column string) (SubgroupAnalysis, error) {
+	return subgroups(context.Background(), studies, opts, column)
+}
+
+func subgroups(ctx context.Context, studies []Study, opts Options, column string) (SubgroupAnalysis, error) {
 	key := normName(column)
 	groups := map[string][]Study{}
 	var kept []Study
@@ -323,15 +331,21 @@ func Subgroups(studies []Study, opts Options, column string) (SubgroupAnalysis, 
 	sort.Strings(names)
 	var est, vr []float64
 	for _, g := range names {
-		r, err := Analyze(groups[g], opts)
+		r, err := analyze(ctx, groups[g], opts)
 		if err != nil {
+			if ctx.Err() != nil {
+				return SubgroupAnalysis{}, stopped(ctx, "Subgroup analysis")
+			}
 			return SubgroupAnalysis{}, fmt.Errorf("subgroup %q: %w", g, err)
 		}
 		sa.Groups = append(sa.Groups, Subgroup{Name: g, Result: r})
 		est, vr = append(est, r.Est), append(vr, r.SE*r.SE)
 	}
-	sep, err := fitRMA(uniModel{y: est, v: vr, method: EE, test: TestZ, level: 0.95, ctl: Options{}.withDefaults().Control})
+	sep, err := fitRMA(ctx, uniModel{y: est, v: vr, method: EE, test: TestZ, level: 0.95, ctl: Options{}.withDefaults().Control})
 	if err != nil {
+		if ctx.Err() != nil {
+			return SubgroupAnalysis{}, stopped(ctx, "Subgroup analysis")
+		}
 		return SubgroupAnalysis{}, fmt.Errorf("test for subgroup differences: %w", err)
 	}
 	sa.QBetween, sa.PBetween, sa.DF = Float(sep.qe), Float(sep.qep), sep.qeDF
@@ -340,12 +354,18 @@ func Subgroups(studies []Study, opts Options, column string) (SubgroupAnalysis, 
 		sa.Notes = append(sa.Notes, "The test with a pooled between-study variance needs an inverse-variance model; only the test across subgroup estimates is given.")
 		return sa, nil
 	}
-	all, err := Analyze(kept, opts)
+	all, err := analyze(ctx, kept, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return SubgroupAnalysis{}, stopped(ctx, "Subgroup analysis")
+		}
 		return SubgroupAnalysis{}, err
 	}
-	reg, err := regress(all, []string{column}, map[string]bool{key: true})
+	reg, err := regress(ctx, all, []string{column}, map[string]bool{key: true})
 	if err != nil {
+		if ctx.Err() != nil {
+			return SubgroupAnalysis{}, stopped(ctx, "Subgroup analysis")
+		}
 		sa.Notes = append(sa.Notes, "The test with a pooled between-study variance could not be computed: "+err.Error())
 		return sa, nil
 	}

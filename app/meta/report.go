@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/progress"
 )
 
 // Plan says which analyses to run beside the pooled model. The zero value
@@ -23,6 +25,11 @@ type Plan struct {
 	// column (data order when empty).
 	LeaveOneOut, Influence, Cumulative bool
 	CumulativeBy                       string
+	// Progress, when set, receives Run's progress: the analysis under way
+	// and, for the leave-one-out, cumulative and influence analyses, how
+	// many of their refits are done ("Leave-one-out analysis: 1200 of
+	// 5000"). It is called from the goroutines doing the work.
+	Progress progress.Func
 }
 
 // Columns returns the covariate columns the plan reads (for
@@ -60,77 +67,105 @@ type Report struct {
 }
 
 // Run analyses the studies with opts and runs the plan. It fails only when
-// the pooled model itself cannot be computed.
+// the pooled model itself cannot be computed, or when ctx is cancelled:
+// every analysis notices Cancel between its refits and iterations and Run
+// then returns an ECANCELLED error wrapping ctx.Err().
 func Run(ctx context.Context, studies []Study, opts Options, plan Plan) (Report, error) {
-	res, err := Analyze(studies, opts)
+	prog := plan.Progress
+	prog.Send(progress.Report{Stage: "Pooled model"})
+	res, err := analyze(ctx, studies, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return Report{}, stopped(ctx, "Meta-analysis")
+		}
 		return Report{}, err
 	}
 	rep := Report{Result: res}
+	var halt error // the error of the analysis Cancel stopped
 	problem := func(what string, err error) {
+		if ctx.Err() != nil {
+			halt = err
+			return
+		}
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", what, err))
 	}
-	step := func() bool { return ctx.Err() == nil }
-	if plan.Subgroup != "" && step() {
-		if sa, err := Subgroups(studies, opts, plan.Subgroup); err != nil {
+	step := func(stage string) bool {
+		if halt != nil || ctx.Err() != nil {
+			return false
+		}
+		prog.Send(progress.Report{Stage: stage})
+		return true
+	}
+	if plan.Subgroup != "" && step("Subgroup analysis") {
+		if sa, err := subgroups(ctx, studies, opts, plan.Subgroup); err != nil {
 			problem("Subgroup analysis", err)
 		} else {
 			rep.Subgroups = &sa
 		}
 	}
-	if len(plan.Mods) > 0 && step() {
-		if r, err := Regress(res, plan.Mods); err != nil {
+	if len(plan.Mods) > 0 && step("Meta-regression") {
+		if r, err := regress(ctx, res, plan.Mods, nil); err != nil {
 			problem("Meta-regression", err)
 		} else {
 			rep.Regression = &r
 		}
 	}
-	if plan.Egger && step() {
-		if e, err := Egger(res); err != nil {
+	if plan.Egger && step("Egger's test") {
+		if e, err := egger(ctx, res); err != nil {
 			problem("Egger's test", err)
 		} else {
 			rep.Egger = &e
 		}
 	}
-	if plan.Begg && step() {
-		if b, err := Begg(res); err != nil {
+	if plan.Begg && step("Begg's test") {
+		if b, err := begg(ctx, res); err != nil {
 			problem("Begg's test", err)
 		} else {
 			rep.Begg = &b
 		}
 	}
-	if plan.TrimFill != "" && step() {
-		if tf, err := TrimFillAnalysis(res, plan.TrimFill, ""); err != nil {
+	if plan.TrimFill != "" && step("Trim and fill") {
+		if tf, err := trimFill(ctx, res, plan.TrimFill, ""); err != nil {
 			problem("Trim and fill", err)
 		} else {
 			rep.TrimFill = &tf
 		}
 	}
-	if plan.LeaveOneOut && step() {
-		if rows, err := LeaveOneOut(studies, res); err != nil {
+	// Leave-one-out and influence refit the same models: fit them once.
+	var dels []refit
+	if plan.LeaveOneOut && plan.Influence && res.Method != MH && res.Method != PETO && res.K >= 2 && step("Leave-one-out analysis") {
+		if dels, err = deletionFits(ctx, "Leave-one-out analysis", res, prog); err != nil {
+			problem("Leave-one-out analysis", err)
+		}
+	}
+	if plan.LeaveOneOut && step("Leave-one-out analysis") {
+		if rows, err := leaveOneOut(ctx, studies, res, dels, prog); err != nil {
 			problem("Leave-one-out analysis", err)
 		} else {
 			rep.LeaveOneOut = rows
 		}
 	}
-	if plan.Cumulative && step() {
+	if plan.Cumulative && step("Cumulative analysis") {
 		key, err := covariateKey(res, plan.CumulativeBy)
 		if err == nil {
-			rep.Cumulative, err = Cumulative(studies, res, key)
+			rep.Cumulative, err = cumulative(ctx, studies, res, key, prog)
 		}
 		if err != nil {
 			problem("Cumulative analysis", err)
 		}
 	}
-	if plan.Influence && step() {
-		if rows, err := Influence(res); err != nil {
+	if plan.Influence && step("Influence diagnostics") {
+		if rows, err := influence(ctx, res, dels, prog); err != nil {
 			problem("Influence diagnostics", err)
 		} else {
 			rep.Influence = rows
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return Report{}, fmt.Errorf("meta-analysis stopped: %w", err)
+	if ctx.Err() != nil {
+		if ErrorCode(halt) == ECANCELLED {
+			return Report{}, halt
+		}
+		return Report{}, stopped(ctx, "Meta-analysis")
 	}
 	rep.Sentences = rep.summarize()
 	return rep, nil

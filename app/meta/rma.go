@@ -1,6 +1,9 @@
 package meta
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // llTol is metafor's control$tol, .Machine$double.eps^0.25, used to decide
 // whether τ² = 0 has a higher (restricted) likelihood than the ML or REML
@@ -38,8 +41,8 @@ func weights(v []float64, tau2 float64) []float64 {
 }
 
 // fitUni is metafor's rma.uni for an intercept-only model with all vi > 0.
-func fitUni(y, v []float64, method Method, test Test, level float64, ctl Control) (fit, error) {
-	u, err := fitRMA(uniModel{y: y, v: v, method: method, test: test, level: level, ctl: ctl})
+func fitUni(ctx context.Context, y, v []float64, method Method, test Test, level float64, ctl Control) (fit, error) {
+	u, err := fitRMA(ctx, uniModel{y: y, v: v, method: method, test: test, level: level, ctl: ctl})
 	if err != nil {
 		return fit{}, err
 	}

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -23,6 +24,10 @@ type uniModel struct {
 	// noR2 skips the R² refit (leave-one-out and influence refits, as
 	// metafor's skipr2).
 	noR2 bool
+	// noCI skips the Q-profile confidence interval of τ², I² and H² (the
+	// refits of the sensitivity analyses and of trim and fill, which do not
+	// report it); the other quantities are the same either way.
+	noCI bool
 }
 
 // uniFit is an rma.uni fit with metafor's quantities.
@@ -50,10 +55,14 @@ type uniFit struct {
 	x                    [][]float64
 }
 
+// interceptOnly is the design matrix of a model without moderators: a
+// column of k ones (one backing array, not k).
 func interceptOnly(k int) [][]float64 {
+	ones := make([]float64, k)
 	x := make([][]float64, k)
 	for i := range x {
-		x[i] = []float64{1}
+		ones[i] = 1
+		x[i] = ones[i : i+1 : i+1]
 	}
 	return x
 }
@@ -84,7 +93,12 @@ func median(y []float64) float64 {
 // fitRMA fits the model as metafor's rma.uni does, τ² by the chosen
 // estimator with metafor's control defaults, then the Q-profile confidence
 // interval of τ², I² and H² (confint.rma.uni) for random-effects models.
-func fitRMA(m uniModel) (uniFit, error) {
+// It stops with an ECANCELLED error when ctx is cancelled (checked at every
+// iteration of the τ² estimators and of the root searches).
+func fitRMA(ctx context.Context, m uniModel) (uniFit, error) {
+	if ctx.Err() != nil {
+		return uniFit{}, stopped(ctx, "Model fit")
+	}
 	k := len(m.y)
 	if k == 0 {
 		return uniFit{}, errorf(ENOTESTIMABLE, "no study has an estimable effect")
@@ -111,7 +125,7 @@ func fitRMA(m uniModel) (uniFit, error) {
 		f.notes = append(f.notes, "The Knapp–Hartung adjustment needs at least 2 studies; the z test is used instead.")
 	}
 	if random && k > 1 {
-		if err := f.estimateTau2(m); err != nil {
+		if err := f.estimateTau2(ctx, m); err != nil {
 			return uniFit{}, err
 		}
 	}
@@ -226,11 +240,17 @@ func fitRMA(m uniModel) (uniFit, error) {
 	} else {
 		f.qe, f.qep, f.i2, f.h2, f.vt = 0, 1, 0, 1, 0
 	}
-	if random && k > 1 {
-		f.qprofile(m)
+	if random && k > 1 && !m.noCI {
+		f.qprofile(ctx, m)
+		if ctx.Err() != nil {
+			return uniFit{}, stopped(ctx, "Model fit")
+		}
 	}
 	if !intOnly && m.intercept && !m.noR2 {
-		f.r2 = rSquared(m, f)
+		f.r2 = rSquared(ctx, m, f)
+		if ctx.Err() != nil {
+			return uniFit{}, stopped(ctx, "Model fit")
+		}
 	}
 	return f, nil
 }
@@ -263,7 +283,7 @@ func qAt(x [][]float64, y, v []float64, tau2 float64) float64 {
 }
 
 // estimateTau2 sets f.tau2, f.seTau2 and f.iter by m.method.
-func (f *uniFit) estimateTau2(m uniModel) error {
+func (f *uniFit) estimateTau2(ctx context.Context, m uniModel) error {
 	k, p := float64(f.k), float64(f.p)
 	ymc := centered(m.y)
 	x, v := m.x, m.v
@@ -322,7 +342,10 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 			if qMax > 0 {
 				return errorf(ENOTESTIMABLE, "the Paule–Mandel estimate of the between-study variance lies above %g, the upper end of its search range (as metafor, which stops here); use another estimator", tauMax)
 			}
-			root, ok := zeroin(q, 0, tauMax, q0, qMax, rootTol, ctl.MaxIter)
+			root, ok := zeroin(ctx, q, 0, tauMax, q0, qMax, rootTol, ctl.MaxIter)
+			if ctx.Err() != nil {
+				return stopped(ctx, "Paule–Mandel estimate")
+			}
 			if !ok {
 				return errorf(ENOTCONVERGED, "the Paule–Mandel estimate of the between-study variance did not converge in %d iterations; use another estimator", ctl.MaxIter)
 			}
@@ -339,6 +362,9 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 		change := ctl.Threshold + 1
 		iter := 0
 		for change > ctl.Threshold {
+			if ctx.Err() != nil {
+				return stopped(ctx, string(m.method)+" estimate")
+			}
 			iter++
 			old := tau2
 			pr, ok := newProjection(x, weights(v, tau2), ymc)
@@ -419,7 +445,7 @@ func (f *uniFit) estimateTau2(m uniModel) error {
 // and H²), as confint.rma.uni's default type="QP": the τ² values at which
 // the generalized Q statistic equals the χ²(k−p) quantiles, searched in
 // [0, max(100, 10τ²)] with uniroot's tolerance.
-func (f *uniFit) qprofile(m uniModel) {
+func (f *uniFit) qprofile(ctx context.Context, m uniModel) {
 	df := float64(f.k - f.p)
 	alpha := 1 - m.level
 	chi := distuv.ChiSquared{K: df}
@@ -435,7 +461,7 @@ func (f *uniFit) qprofile(m uniModel) {
 	} else {
 		if qMax > critL {
 			ub = tMax
-		} else if r, ok := zeroin(func(t float64) float64 { return q(t) - critL }, tMin, tMax, qMin-critL, qMax-critL, rootTol, maxIter); ok {
+		} else if r, ok := zeroin(ctx, func(t float64) float64 { return q(t) - critL }, tMin, tMax, qMin-critL, qMax-critL, rootTol, maxIter); ok {
 			ub = r
 		}
 	}
@@ -443,7 +469,7 @@ func (f *uniFit) qprofile(m uniModel) {
 		lb, ub = tMax, tMax
 	} else if qMin < critU {
 		lb = tMin
-	} else if r, ok := zeroin(func(t float64) float64 { return q(t) - critU }, tMin, tMax, qMin-critU, qMax-critU, rootTol, maxIter); ok {
+	} else if r, ok := zeroin(ctx, func(t float64) float64 { return q(t) - critU }, tMin, tMax, qMin-critU, qMax-critU, rootTol, maxIter); ok {
 		lb = r
 	}
 	f.tau2Lo, f.tau2Hi = lb, ub
@@ -455,7 +481,7 @@ func (f *uniFit) qprofile(m uniModel) {
 // the proportional reduction of τ² against the model without moderators
 // (0 when that τ² is 0); for equal-effects models the adjusted R² of the
 // weighted least-squares regression. NaN when the reduced model fails.
-func rSquared(m uniModel, f uniFit) float64 {
+func rSquared(ctx context.Context, m uniModel, f uniFit) float64 {
 	k := f.k
 	if !m.method.IsRandom() {
 		var mean, n float64
@@ -491,7 +517,7 @@ func rSquared(m uniModel, f uniFit) float64 {
 		adj := 1 - (1-r2)*float64(k-1)/float64(k-f.p)
 		return math.Max(0, 100*adj)
 	}
-	re, err := fitRMA(uniModel{y: m.y, v: m.v, method: m.method, test: m.test, level: m.level, ctl: m.ctl, noR2: true})
+	re, err := fitRMA(ctx, uniModel{y: m.y, v: m.v, method: m.method, test: m.test, level: m.level, ctl: m.ctl, noR2: true, noCI: true})
 	if err != nil {
 		return math.NaN()
 	}

@@ -1,6 +1,9 @@
 package meta
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // rootTol is R's default uniroot tolerance, .Machine$double.eps^0.25, which
 // metafor's confint.rma.uni uses for the Q-profile limits.
@@ -12,8 +15,10 @@ const rootTol = 0x1p-13
 // quadratic interpolation, stopping when the bracket is within
 // 2·eps·|b| + tol/2 of the estimate. Reproducing R's steps, not only its
 // tolerance, is what makes iterative estimates agree with metafor beyond tol.
-// ok is false when maxit iterations did not suffice.
-func zeroin(f func(float64) float64, a, b, fa, fb, tol float64, maxit int) (root float64, ok bool) {
+// ok is false when maxit iterations did not suffice, or when ctx was
+// cancelled (it is checked before every step; the caller tells the two
+// apart by ctx.Err()).
+func zeroin(ctx context.Context, f func(float64) float64, a, b, fa, fb, tol float64, maxit int) (root float64, ok bool) {
 	const eps = 0x1p-52
 	c, fc := a, fa
 	if fa == 0 {
@@ -23,6 +28,9 @@ func zeroin(f func(float64) float64, a, b, fa, fb, tol float64, maxit int) (root
 		return b, true
 	}
 	for it := 0; it <= maxit; it++ {
+		if ctx.Err() != nil {
+			return b, false
+		}
 		prev := b - a
 		if math.Abs(fc) < math.Abs(fb) {
 			a, b, c = b, c, b
