@@ -108,11 +108,13 @@ func (o RunnerOptions) withDefaults() RunnerOptions {
 //     only between the steps of its virtual machine, not inside one call
 //     of a function, so the connection also bounds what one call can do:
 //     no string, BLOB or row over 64 MiB (SQLITE_LIMIT_LENGTH, against
-//     randomblob(999999999)), no LIKE or GLOB pattern over 1000 bytes; and
-//     a statement still running one second after its limit or Cancel is
-//     left to finish on a goroutine of its own, which then closes its
-//     connection, while the call returns (AbandonedStatements bounds how
-//     many such statements may run).
+//     randomblob(999999999)), no LIKE or GLOB pattern over 1000 bytes,
+//     instr, replace and trim replaced by linear versions (SQLite's are
+//     quadratic; installLinearFunctions); and a statement still running
+//     one second after its limit or Cancel is left to finish on a
+//     goroutine of its own, which then closes its connection, while the
+//     call returns (AbandonedStatements bounds how many such statements
+//     may run).
 //
 // A Runner is safe for concurrent use.
 type Runner struct {
@@ -316,7 +318,7 @@ type TimeoutError struct {
 func (e *TimeoutError) Error() string {
 	if e.LeftRunning {
 		return fmt.Sprintf("the query was stopped after %s (time limit) inside one long calculation, which SQLite finishes in the background; "+
-			"avoid instr, LIKE or replace over very long text, narrow the query with filters, or raise the limit in Settings", e.Limit)
+			"avoid LIKE or GLOB over very long text, narrow the query with filters, or raise the limit in Settings", e.Limit)
 	}
 	return fmt.Sprintf("the query was stopped after %s (time limit); narrow it with filters or raise the limit in Settings", e.Limit)
 }

@@ -55,6 +55,9 @@ func (e *sqliteError) Error() string { return e.msg }
 //   - SQLITE_LIMIT_LENGTH=64 MiB and SQLITE_LIMIT_LIKE_PATTERN_LENGTH=1000
 //     (maxValueBytes, maxLikePatternBytes): bounds on what one call of a
 //     function, which no interrupt reaches, can allocate and compute;
+//   - instr, replace and trim replaced by versions linear in their
+//     arguments (installLinearFunctions): SQLite's are quadratic, and no
+//     interrupt reaches one call;
 //   - an authorizer (authorize) that refuses, while SQLite compiles, every
 //     action that is not reading, including every PRAGMA outside the
 //     read-only list and those run by pragma_* table-valued functions.
@@ -87,6 +90,10 @@ func openReadOnlyConn(path string) (*sqliteConn, error) {
 			c.close()
 			return nil, fmt.Errorf("open %s: SQLite kept limit %d at %d, not %d", path, l.id, got, l.value)
 		}
+	}
+	if err := c.installLinearFunctions(); err != nil {
+		c.close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	if err := c.setAuthorizer(authorize); err != nil {
 		c.close()
