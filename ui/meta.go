@@ -87,6 +87,9 @@ type MetaScreen struct {
 
 	mu  sync.Mutex
 	gen int // load and analysis generation: late results are dropped
+	// stopRun cancels the analysis under way: a newer load or analysis
+	// stops it instead of letting it run on unseen.
+	stopRun context.CancelFunc
 }
 
 // NewMetaScreen builds the Meta-analysis screen.
@@ -465,10 +468,22 @@ func (s *MetaScreen) analyse() {
 		return
 	}
 	studies, plan, contours := s.studies, s.analyses.plan(), s.analyses.contours.Checked
-	svc, ctx := s.svc, s.ctx
+	svc := s.svc
 	gen := s.nextGen()
+	ctx, stop := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	s.stopRun = stop
+	s.mu.Unlock()
 	s.status.SetText("Analysing…")
+	plan.Progress = func(p progress.Report) {
+		fyne.Do(func() {
+			if !s.stale(gen) {
+				s.status.SetText("Analysing… " + p.Stage)
+			}
+		})
+	}
 	go func() {
+		defer stop()
 		rep, err := svc.Run(ctx, studies, opts, plan)
 		var fig metaFigures
 		if err == nil {
@@ -544,11 +559,15 @@ func (s *MetaScreen) hideError() {
 }
 
 // nextGen starts a new load or analysis; results of earlier ones are
-// dropped.
+// dropped and an analysis under way is stopped.
 func (s *MetaScreen) nextGen() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
+	if s.stopRun != nil {
+		s.stopRun()
+		s.stopRun = nil
+	}
 	return s.gen
 }
 
