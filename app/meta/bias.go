@@ -122,16 +122,11 @@ func begg(ctx context.Context, res Result) (BeggTest, error) {
 // is false when ctx was cancelled (checked for every row of the pairs).
 func kendallTest(ctx context.Context, x, y []float64) (_ BeggTest, ok bool) {
 	n := len(x)
-	var s, nx, ny float64
-	for i := 0; i < n; i++ {
-		if ctx.Err() != nil {
+	s, nx, ny, ok := kendallSums(x, y)
+	if !ok {
+		s, nx, ny, ok = kendallSumsPairs(ctx, x, y)
+		if !ok {
 			return BeggTest{}, false
-		}
-		for j := 0; j < n; j++ {
-			a, b := sgn(x[i]-x[j]), sgn(y[i]-y[j])
-			s += a * b
-			nx += a * a
-			ny += b * b
 		}
 	}
 	r := s / math.Sqrt(nx*ny)
@@ -186,6 +181,108 @@ func kendallTest(ctx context.Context, x, y []float64) (_ BeggTest, ok bool) {
 	z := sStat / math.Sqrt(varS)
 	out.Pval = Float(normTwoSided(z))
 	return out, true
+}
+
+// kendallSumsPairs returns, over all ordered pairs (i, j), the sums of
+// sgn(xᵢ−xⱼ)·sgn(yᵢ−yⱼ), sgn(xᵢ−xⱼ)² and sgn(yᵢ−yⱼ)², visiting every pair
+// (O(n²)); ok is false when ctx was cancelled (checked for every row).
+func kendallSumsPairs(ctx context.Context, x, y []float64) (s, nx, ny float64, ok bool) {
+	n := len(x)
+	for i := 0; i < n; i++ {
+		if ctx.Err() != nil {
+			return 0, 0, 0, false
+		}
+		for j := 0; j < n; j++ {
+			a, b := sgn(x[i]-x[j]), sgn(y[i]-y[j])
+			s += a * b
+			nx += a * a
+			ny += b * b
+		}
+	}
+	return s, nx, ny, true
+}
+
+// kendallSums returns the sums of kendallSumsPairs in O(n log n) by
+// Knight's algorithm: sort by x then y; the discordant pairs are the
+// inversions of y, counted by a merge sort; the tied pairs come from the
+// runs of equal values. Every sum is a whole number below 2⁵³, so the
+// result is kendallSumsPairs' to the last bit. ok is false (and the pairs
+// must be visited) when a value is NaN, which is tied with every other.
+func kendallSums(x, y []float64) (s, nx, ny float64, ok bool) {
+	n := len(x)
+	for i := range x {
+		if math.IsNaN(x[i]) || math.IsNaN(y[i]) {
+			return 0, 0, 0, false
+		}
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool {
+		i, j := idx[a], idx[b]
+		return x[i] < x[j] || (x[i] == x[j] && y[i] < y[j])
+	})
+	pairs := func(t int64) int64 { return t * (t - 1) / 2 }
+	var tiedX, tiedXY int64
+	for a := 0; a < n; {
+		b, c := a+1, a
+		for ; b < n && x[idx[b]] == x[idx[a]]; b++ {
+		}
+		tiedX += pairs(int64(b - a))
+		for c < b { // runs of equal y within the run of equal x
+			d := c + 1
+			for ; d < b && y[idx[d]] == y[idx[c]]; d++ {
+			}
+			tiedXY += pairs(int64(d - c))
+			c = d
+		}
+		a = b
+	}
+	ys := make([]float64, n)
+	for a, i := range idx {
+		ys[a] = y[i]
+	}
+	discordant := inversions(ys, make([]float64, n))
+	sort.Float64s(ys)
+	var tiedY int64
+	for a := 0; a < n; {
+		b := a + 1
+		for ; b < n && ys[b] == ys[a]; b++ {
+		}
+		tiedY += pairs(int64(b - a))
+		a = b
+	}
+	all := pairs(int64(n))
+	cMinusD := all - tiedX - tiedY + tiedXY - 2*discordant
+	return float64(2 * cMinusD), float64(2 * (all - tiedX)), float64(2 * (all - tiedY)), true
+}
+
+// inversions sorts v (merge sort, buf as scratch of the same length) and
+// returns the number of pairs i < j with v[i] > v[j].
+func inversions(v, buf []float64) int64 {
+	n := len(v)
+	if n < 2 {
+		return 0
+	}
+	m := n / 2
+	inv := inversions(v[:m], buf[:m]) + inversions(v[m:], buf[m:])
+	i, j, k := 0, m, 0
+	for i < m && j < n {
+		if v[j] < v[i] {
+			inv += int64(m - i)
+			buf[k] = v[j]
+			j++
+		} else {
+			buf[k] = v[i]
+			i++
+		}
+		k++
+	}
+	k += copy(buf[k:], v[i:m])
+	copy(buf[k:], v[j:n])
+	copy(v, buf)
+	return inv
 }
 
 func sgn(d float64) float64 {

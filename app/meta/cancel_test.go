@@ -222,3 +222,35 @@ func TestPowIntIsMathPow(t *testing.T) {
 		check(-w)
 	}
 }
+
+// Knight's O(n log n) counts give the pair sums of Begg's test to the
+// last bit: random values with many ties, ±0, ±Inf and huge magnitudes;
+// NaN sends the test back to the pairs.
+func TestKendallSumsMatchPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 2026))
+	pick := func(pool []float64) float64 {
+		if rng.IntN(4) == 0 {
+			return pool[rng.IntN(len(pool))]
+		}
+		return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(600)-300))
+	}
+	pool := []float64{0, math.Copysign(0, -1), 1, -1, 2.5, math.Inf(1), math.Inf(-1), math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}
+	for trial := 0; trial < 400; trial++ {
+		n := rng.IntN(300)
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i], y[i] = pick(pool), pick(pool)
+			if trial%5 == 0 {
+				x[i] = float64(rng.IntN(4)) // heavy ties
+			}
+		}
+		s, nx, ny, ok := kendallSums(x, y)
+		ws, wnx, wny, _ := kendallSumsPairs(context.Background(), x, y)
+		if !ok || s != ws || nx != wnx || ny != wny {
+			t.Fatalf("trial %d (n = %d): Knight %v %v %v (ok %v), pairs %v %v %v", trial, n, s, nx, ny, ok, ws, wnx, wny)
+		}
+	}
+	if _, _, _, ok := kendallSums([]float64{1, math.NaN()}, []float64{1, 2}); ok {
+		t.Error("a NaN was counted as ordered")
+	}
+}

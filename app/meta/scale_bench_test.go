@@ -91,6 +91,17 @@ func TestMetaScaleFigures(t *testing.T) {
 			}
 		})
 		fmt.Printf("k=%d one leave-one-out refit: %v, %.1f MB allocated\n", k, d.Round(10*time.Microsecond), float64(mem)/1e6)
+		for _, a := range []struct {
+			name string
+			plan Plan
+		}{{"Begg's test", Plan{Begg: true}}, {"trim and fill", Plan{TrimFill: "L0"}}, {"Egger's test", Plan{Egger: true}}} {
+			d, mem = measure(func() {
+				if _, err := Run(context.Background(), st, opts, a.plan); err != nil {
+					t.Fatal(err)
+				}
+			})
+			fmt.Printf("k=%d Run(%s): %v, %.1f MB allocated\n", k, a.name, d.Round(time.Millisecond), float64(mem)/1e6)
+		}
 		if os.Getenv("CLINSIGHT_META_SCALE_ANALYZE_ONLY") != "" {
 			continue
 		}
