@@ -84,11 +84,17 @@ type Reviewer interface {
 	ExportWorkbook(ctx context.Context, path string, prov export.Provenance) error
 
 	// OnSave sets the function told where saving stands (called on any
-	// goroutine); Save saves a pending change now and waits; Close saves
-	// and releases the review.
+	// goroutine); SaveStatus says where it stands now; Save saves a
+	// pending change now and waits; Close saves and releases the review:
+	// when that save fails, the project stays in memory, to save again
+	// (Save) or copy elsewhere (SaveCopy to a file the user chooses,
+	// SaveRecoveryCopy outside the workspace: review_save.go).
 	OnSave(fn func(SaveStatus))
+	SaveStatus() SaveStatus
 	Save() error
 	Close() error
+	SaveCopy(path string) error
+	SaveRecoveryCopy() (string, error)
 
 	// ReviewTeam: named reviewers, conflicts, the full-text stage
 	// (review_team.go).
@@ -191,6 +197,7 @@ func (rs *Reviews) open(p *evidence.Project, opts ReviewOptions, persist bool) *
 	r := &Review{ws: rs.ws, p: p, opts: opts, persist: persist, delay: reviewSaveDelay, texts: map[string]evidence.StudyText{}}
 	if persist {
 		r.last = p.Snapshot() // so that even the first save copies only the decisions
+		r.status.Saved = p.Updated
 	}
 	return r
 }
@@ -750,7 +757,11 @@ func (r *Review) Save() error {
 }
 
 // Close ends a Rank in progress, saves a pending change and waits; a step
-// that ends later saves its result at once.
+// that ends later saves its result at once. When the save fails, nothing
+// tries again by itself: the error (a *ReviewSaveError with Closing set
+// when the system refused the write) is the caller's to tell, and the
+// project stays in memory, every change made, for Save to try again or
+// SaveCopy and SaveRecoveryCopy to write elsewhere.
 func (r *Review) Close() error {
 	r.mu.Lock()
 	r.closed = true
@@ -763,5 +774,14 @@ func (r *Review) Close() error {
 	r.learnMu.Lock()
 	r.learner = nil // nothing ranks a closed review: free its features
 	r.learnMu.Unlock()
-	return r.Save()
+	err := r.Save()
+	if se, ok := errors.AsType[*ReviewSaveError](err); ok {
+		r.mu.Lock()
+		saved := r.status.Saved
+		r.mu.Unlock()
+		closing := *se
+		closing.Closing, closing.Saved = true, saved
+		return &closing
+	}
+	return err
 }

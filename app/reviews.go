@@ -333,13 +333,9 @@ func (ws *Workspace) saveReviewProject(p *evidence.Project, written fileStamp) (
 	}
 	prev := p.Updated
 	p.Updated = time.Now().UTC()
-	raw, err := json.MarshalIndent(p, "", "  ")
-	if err == nil && len(raw) >= maxReviewFileBytes {
-		// It could not be opened again.
-		err = fmt.Errorf("the review is %d MB, more than the %d MB a review project file may hold", len(raw)>>20, maxReviewFileBytes>>20)
-	}
+	raw, err := encodeReviewProject(p) // review_save.go
 	if err == nil {
-		err = writeFileAtomic(path, append(raw, '\n'))
+		err = writeFileAtomic(path, raw)
 	}
 	if err != nil {
 		p.Updated = prev

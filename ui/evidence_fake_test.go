@@ -379,3 +379,15 @@ func TestEvidenceScreenShowsSaveFailures(t *testing.T) {
 		t.Errorf("outcome %q", got)
 	}
 }
+
+func (r *fakeReview) SaveStatus() app.SaveStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return app.SaveStatus{Err: r.saveErr, Pending: r.saveErr != nil}
+}
+
+func (r *fakeReview) SaveCopy(string) error { return errors.New("the fake copies nothing") }
+
+func (r *fakeReview) SaveRecoveryCopy() (string, error) {
+	return "", errors.New("the fake copies nothing")
+}

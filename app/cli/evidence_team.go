@@ -29,9 +29,9 @@ func newEvidenceTeamCmds(f *Factory) []*cobra.Command {
 }
 
 // withSavedReview opens the saved review project named name, runs do on it
-// and then saves and closes it (closeReview), returning do's error or, when
-// do succeeded, the error of saving. Every --project command that works on
-// one saved review goes through it.
+// and then saves and closes it (closeReview), returning do's error and
+// the error of saving. Every --project command that works on one saved
+// review goes through it.
 func withSavedReview(f *Factory, name string, do func(r app.Reviewer) error) (err error) {
 	r, err := openSavedReviewWith(f, name, app.ReviewOptions{}) // evidence_project.go
 	if err != nil {
@@ -41,10 +41,12 @@ func withSavedReview(f *Factory, name string, do func(r app.Reviewer) error) (er
 	return do(r)
 }
 
-// closeReview saves and closes a review, keeping the first error.
+// closeReview saves and closes a review; a failed save is reported beside
+// the command's own error, not hidden by it (a step that failed for some
+// studies kept the others' work, which the save then did not write).
 func closeReview(r app.Reviewer, err *error) {
-	if cerr := r.Close(); cerr != nil && *err == nil {
-		*err = fmt.Errorf("saving the review: %w", cerr)
+	if cerr := r.Close(); cerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("saving the review: %w", cerr))
 	}
 }
 
