@@ -27,9 +27,19 @@ func chooseOpenFile(w fyne.Window, exts []string, open func(path string)) {
 // rename it over the path only on success, so an error or Cancel leaves
 // nothing behind.
 func chooseSaveFile(w fyne.Window, name string, save func(path string)) {
+	saveFileDialog(w, name, save, nil).Show()
+}
+
+// saveFileDialog is chooseSaveFile's dialog, not shown yet; dismissed
+// (Cancel, or the dialog failed, which it shows), it calls cancelled when
+// not nil.
+func saveFileDialog(w fyne.Window, name string, save func(path string), cancelled func()) *dialog.FileDialog {
 	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
 		if err != nil || wc == nil {
 			showError(w, err)
+			if cancelled != nil {
+				cancelled()
+			}
 			return
 		}
 		uri := wc.URI()
@@ -41,5 +51,5 @@ func chooseSaveFile(w fyne.Window, name string, save func(path string)) {
 		save(uri.Path())
 	}, w)
 	d.SetFileName(name)
-	d.Show()
+	return d
 }

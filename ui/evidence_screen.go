@@ -63,6 +63,15 @@ type EvidenceScreen struct {
 	updating     bool  // widgets are being filled by the screen itself
 
 	closing sync.WaitGroup // reviews being closed off the UI goroutine
+
+	// Closing the window (evidence_close.go).
+	unsavedMu     sync.Mutex
+	unsaved       []app.Reviewer // closed reviews whose save failed: their changes are only in memory
+	closeBegun    bool           // the window's close began: the open review joined the unsaved ones
+	closingWindow bool           // the reviews are being saved, or the user asked, before the window closes
+	closedForGood bool           // every review saved, copied or let go: the window closes
+	closeAsk      *closeAsk      // the question shown, nil when none
+	closeNote     *closeNote     // where the recovery copy is, nil when not shown
 }
 
 // NewEvidenceScreen builds the Evidence screen over the review service;
@@ -232,10 +241,22 @@ func (s *EvidenceScreen) OpenProject(name string) {
 	go func() {
 		if old != nil {
 			if err := old.Close(); err != nil {
-				s.logger.Error("evidence screen: saving the review project", "err", err)
+				s.keepUnsaved(old, err)
 			}
 		}
 		s.closing.Done()
+		if u := s.unsavedNamed(name); u != nil {
+			// Its file lacks the changes kept in memory: opening it would
+			// go on from the file, and saving the changes later would
+			// overwrite what was done meanwhile.
+			if err := u.Save(); err != nil {
+				fyne.Do(func() {
+					s.setNotice(fmt.Sprintf("The review %q is not opened again: its last changes could not be saved (%s) and are kept in memory. Solve the problem and open it again, or close Clinsight to save a copy elsewhere.", name, saveProblem(err)))
+				})
+				return
+			}
+			s.letGo(u)
+		}
 		r, err := s.svc.Open(name)
 		fyne.Do(func() {
 			if err != nil {
@@ -316,7 +337,7 @@ func (s *EvidenceScreen) setReview(r app.Reviewer) {
 		go func() {
 			defer s.closing.Done()
 			if err := old.Close(); err != nil {
-				s.logger.Error("evidence screen: saving the review project", "err", err)
+				s.keepUnsaved(old, err)
 			}
 		}()
 	}
@@ -371,18 +392,6 @@ func (s *EvidenceScreen) showSaveStatus(st app.SaveStatus) {
 		s.saveState.Importance = widget.SuccessImportance
 		s.saveState.SetText("saved " + st.Saved.Local().Format("15:04"))
 	}
-}
-
-// saveBeforeClose saves a pending edit and waits for it, so that closing
-// the window right after an edit loses nothing. It runs on the UI
-// goroutine as the window closes: a failure is logged.
-func (s *EvidenceScreen) saveBeforeClose() {
-	if s.review != nil {
-		if err := s.review.Close(); err != nil {
-			s.logger.Error("evidence screen: saving the review project before closing", "err", err)
-		}
-	}
-	s.closing.Wait() // the reviews closed before save their last changes too
 }
 
 // --- notices ---

@@ -107,6 +107,7 @@ func NewMainWindow(ctx context.Context, a fyne.App, ws *app.Workspace, version s
 	mw.Settings.OnModelsChecked = mw.applyModels // settings_models.go
 	w.SetContent(container.NewBorder(nil, mw.HostBar.Content(), nil, nil, mw.Tabs))
 	w.Resize(openingSize(ws.Settings().Config().Window))
+	w.SetCloseIntercept(mw.requestClose)
 	w.SetOnClosed(mw.closed)
 	if warnings := ws.Warnings(); len(warnings) > 0 {
 		dialog.ShowInformation("Workspace", strings.Join(warnings, "\n"), w)
@@ -139,8 +140,22 @@ func openingSize(saved app.WindowSize) fyne.Size {
 	return fyne.NewSize(float32(min(max(saved.Width, minWidth), maxWidth)), float32(min(max(saved.Height, minHeight), maxHeight)))
 }
 
+// requestClose runs when the user closes the main window (its close
+// intercept): the window closes once the open review is saved, or, when it
+// cannot be, once the user has chosen what to do with it
+// (EvidenceScreen.closeReviews).
+func (mw *MainWindow) requestClose() {
+	if mw.Evidence == nil {
+		mw.Window.Close()
+		return
+	}
+	mw.Evidence.closeReviews(mw.Window.Close)
+}
+
 // closed runs when the main window closes: it remembers the window's size
-// in the workspace settings and saves the open review.
+// in the workspace settings and saves the open review (when the window
+// closes without requestClose, as when the application quits: a review
+// that cannot be saved is then written to a recovery copy).
 func (mw *MainWindow) closed() {
 	size := mw.Window.Canvas().Size()
 	ws := app.WindowSize{Width: int(size.Width + 0.5), Height: int(size.Height + 0.5)}
