@@ -254,3 +254,32 @@ func TestKendallSumsMatchPairs(t *testing.T) {
 		t.Error("a NaN was counted as ordered")
 	}
 }
+
+// The one-pass traces of an intercept-only projection are the p×p code's
+// to the last bit, for weights of every magnitude.
+func TestInterceptOnlyTracesMatchGeneral(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 2026))
+	for trial := 0; trial < 300; trial++ {
+		k := 1 + rng.IntN(400)
+		v, y := make([]float64, k), make([]float64, k)
+		for i := range v {
+			v[i] = math.Ldexp(0.5+rng.Float64(), rng.IntN(80)-40)
+			if trial%10 == 0 {
+				v[i] = math.Ldexp(0.5+rng.Float64(), rng.IntN(1400)-700)
+			}
+			y[i] = rng.NormFloat64()
+		}
+		pr, ok := newProjection(interceptOnly(k), weights(v, rng.Float64()), y)
+		if !ok || !pr.io {
+			continue
+		}
+		general := pr
+		general.io = false
+		if got, want := pr.trPD(nil), general.trPD(nil); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("trial %d: trPD %b, general %b", trial, got, want)
+		}
+		if got, want := pr.trPPD(nil), general.trPPD(nil); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("trial %d: trPPD %b, general %b", trial, got, want)
+		}
+	}
+}

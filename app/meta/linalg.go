@@ -181,6 +181,9 @@ type projection struct {
 	logDet float64
 	beta   []float64 // A X'W y
 	resid  []float64 // y − Xβ
+	// io is set when X is the intercept alone: the traces are then sums
+	// over the weights, taken in one pass (ioSums).
+	io bool
 }
 
 func newProjection(x [][]float64, w, y []float64) (projection, bool) {
@@ -195,7 +198,7 @@ func newProjection(x [][]float64, w, y []float64) (projection, bool) {
 		if !(sw > 0) || math.IsInf(sw, 0) {
 			return projection{}, false
 		}
-		pr := projection{x: x, w: w, a: [][]float64{{1 / sw}}, logDet: math.Log(sw), beta: []float64{swy / sw}}
+		pr := projection{x: x, w: w, a: [][]float64{{1 / sw}}, logDet: math.Log(sw), beta: []float64{swy / sw}, io: true}
 		pr.resid = make([]float64, len(y))
 		for i := range y {
 			pr.resid[i] = y[i] - pr.beta[0]
@@ -280,13 +283,40 @@ func sum(v []float64) float64 {
 	return s
 }
 
+// ioSums returns Σwᵢ, Σwᵢ² and Σwᵢ³ in one pass without allocating: each
+// power as powWD computes it, each sum from 0 in study order, as sum and
+// gram (whose products with the intercept's 1 are exact) add them. For an
+// intercept-only X, trPD(nil) and trPPD(nil) are these sums combined as the
+// p×p code would combine them, to the last bit.
+func (pr projection) ioSums() (s1, s2, s3 float64) {
+	for _, w := range pr.w {
+		s1 += powInt(w, 1)
+		s2 += powInt(w, 2)
+		s3 += powInt(w, 3)
+	}
+	return s1, s2, s3
+}
+
 // trPD is tr(P·D) for D = diag(d) (d nil: tr P).
 func (pr projection) trPD(d []float64) float64 {
+	if pr.io && d == nil {
+		s1, s2, _ := pr.ioSums()
+		return s1 - float64(pr.a[0][0]*s2) // Σw − tr(A·Σw²)
+	}
 	return sum(pr.powWD(1, d)) - trProd(pr.a, gram(pr.x, pr.powWD(2, d)))
 }
 
 // trPPD is tr(P·P·D) (d nil: tr PP = Σ P_ij²).
 func (pr projection) trPPD(d []float64) float64 {
+	if pr.io && d == nil {
+		_, s2, s3 := pr.ioSums()
+		a := pr.a[0][0]
+		var ab float64 // matMul(A, B): skipped when A is 0
+		if a != 0 {
+			ab = float64(a * s2)
+		}
+		return s2 - 2*float64(a*s3) + float64(ab*ab)
+	}
 	w2 := pr.powWD(2, nil)
 	w2d := w2 // the same values when d is nil: computed once
 	if d != nil {
