@@ -114,7 +114,7 @@ func (c *Cohort) runner(ctx context.Context, src Source) (cohortQuerier, error) 
 	if err != nil {
 		return nil, err
 	}
-	opts := c.ws.Config().RunnerOptions()
+	opts := c.ws.RunnerOptions()
 	opts.MaxRows = max(opts.MaxRows, cohort.Table1MaxPatients+1)
 	r, err := datasets.NewRunner(ctx, path, opts)
 	if err != nil {

@@ -65,7 +65,7 @@ func (c *Cohort) cohortDatabase(ctx context.Context, src Source) (cohortDB, erro
 	if err != nil {
 		return cohortDB{}, err
 	}
-	runner, err := datasets.NewRunner(ctx, path, ws.Config().RunnerOptions())
+	runner, err := datasets.NewRunner(ctx, path, ws.RunnerOptions())
 	if err != nil {
 		return cohortDB{}, err
 	}

@@ -24,7 +24,7 @@ func (d *Data) engine(ctx context.Context, src Source, limits datasets.RunnerOpt
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := d.ws.Config().RunnerOptions()
+	opts := d.ws.RunnerOptions()
 	if limits.Timeout > 0 {
 		opts.Timeout = limits.Timeout
 	}

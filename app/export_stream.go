@@ -315,7 +315,7 @@ func (s *releasingStream) Close() error {
 // limits are the workspace's runner limits with the non-zero fields of
 // over.
 func (d *Data) limits(over datasets.RunnerOptions) datasets.RunnerOptions {
-	opts := d.ws.Config().RunnerOptions()
+	opts := d.ws.RunnerOptions()
 	if over.Timeout > 0 {
 		opts.Timeout = over.Timeout
 	}

@@ -137,7 +137,7 @@ func (p *Prescreen) TrialSources(ctx context.Context) []Source { return p.ws.Tri
 // engine opens a read-only engine on a source able to read a batch of
 // patients' diagnoses, medications and lab values.
 func (p *Prescreen) engine(ctx context.Context, src Source) (prescreen.Querier, func(), error) {
-	opts := p.ws.Config().RunnerOptions()
+	opts := p.ws.RunnerOptions()
 	opts.MaxRows = max(opts.MaxRows, 100_000)
 	if src.Kind == SourcePostgres {
 		eng, release, err := p.ws.postgresEngine(ctx, src, datasets.RunnerOptions{MaxRows: opts.MaxRows})

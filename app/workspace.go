@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/audit"
+	"github.com/clinsight/clinsight/datasets"
 	"github.com/clinsight/clinsight/internal/atomicfile"
 )
 
@@ -76,6 +77,11 @@ type Workspace struct {
 	// importBusyTimeout is how long an import waits for another writer of
 	// its database; 0 means datasets.DefaultBusyTimeout. Tests shorten it.
 	importBusyTimeout time.Duration
+
+	// abandoned counts, for every SQLite runner the workspace opens, the
+	// statements left running inside SQLite past their time limit or
+	// Cancel (see RunnerOptions).
+	abandoned *datasets.AbandonedStatements
 }
 
 // Open opens the workspace in dir, creating the directory layout and a
@@ -89,7 +95,7 @@ func Open(dir string) (*Workspace, error) {
 			return nil, fmt.Errorf("open workspace %s: %w", dir, err)
 		}
 	}
-	ws := &Workspace{dir: dir, trail: audit.Open(dir), version: "unknown"}
+	ws := &Workspace{dir: dir, trail: audit.Open(dir), version: "unknown", abandoned: datasets.NewAbandonedStatements(0)}
 	logFile, err := os.OpenFile(filepath.Join(dir, "logs", "clinsight.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace log: %w", err)
@@ -262,4 +268,15 @@ func (ws *Workspace) UpdateConfig(change func(*Config)) error {
 	}
 	ws.config = cfg
 	return nil
+}
+
+// RunnerOptions returns the query limits of the workspace's configuration
+// for a SQLite runner, with the workspace's one count of statements left
+// running past their limit: the app opens a runner per query, so a count
+// per runner would never reach its bound, and repeated stopped queries
+// would each keep a core busy (datasets.DefaultMaxAbandoned at a time).
+func (ws *Workspace) RunnerOptions() datasets.RunnerOptions {
+	opts := ws.Config().RunnerOptions()
+	opts.Abandoned = ws.abandoned
+	return opts
 }

@@ -344,7 +344,7 @@ Per-query cases go to OUT.json when --out is given.`,
 			if err != nil {
 				return err
 			}
-			runner, err := datasets.NewRunner(ctx, path, ws.Config().RunnerOptions())
+			runner, err := datasets.NewRunner(ctx, path, ws.RunnerOptions())
 			if err != nil {
 				return fmt.Errorf("open %s (--db): %w", path, err)
 			}
