@@ -4,6 +4,7 @@ package trials
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,35 @@ func TestImportRefusesNamedPipes(t *testing.T) {
 	res, err := importWithin(t, pipe, dir)
 	if err != nil || res.Trials != 1 || res.Files != 1 {
 		t.Errorf("import of a folder with a named pipe: %+v, %v", res, err)
+	}
+}
+
+// A ClinicalTrials.gov XML record nested deeper than xmlbound's bound is
+// refused, naming the file, instead of being followed level by level
+// (encoding/xml keeps an entry per open element).
+func TestReadXMLRefusesDeepNesting(t *testing.T) {
+	record := func(levels int) string {
+		return "<clinical_study><id_info><nct_id>NCT00000001</nct_id></id_info><brief_title>t</brief_title><keyword>" +
+			strings.Repeat("<a>", levels) + strings.Repeat("</a>", levels) + "</keyword></clinical_study>"
+	}
+	read := func(doc string) (int, error) {
+		passed := 0
+		err := readCTGovXML(context.Background(), strings.NewReader(doc), "deep.xml", nil, inOrder(func(Trial, []Cut) error {
+			passed++
+			return nil
+		}))
+		return passed, err
+	}
+	passed, err := read(record(100_000))
+	var re *RecordError
+	if !errors.As(err, &re) || re.File != "deep.xml" || !strings.Contains(err.Error(), "nested more than") {
+		t.Fatalf("deeply nested record: err = %v, want a RecordError of deep.xml saying it is nested too deep", err)
+	}
+	if passed != 0 {
+		t.Fatalf("%d trials passed on from a refused record", passed)
+	}
+	// A record nested as real ones are still reads.
+	if passed, err := read(record(20)); err != nil || passed != 1 {
+		t.Fatalf("record nested 20 levels: %d trials, err %v; want 1, nil", passed, err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/clinsight/clinsight/internal/xmlbound"
 )
 
 // ctgovXML is a ClinicalTrials.gov classic XML record (<clinical_study>),
@@ -42,8 +44,12 @@ type ctgovXML struct {
 // stream; they are cut once read).
 func readCTGovXML(ctx context.Context, r io.Reader, src string, lim *readLimits, sink recordSink) error {
 	budget := &boundedReader{r: r, left: int64(lim.recordBytes()), err: recordTooLarge(lim.recordBytes())}
-	dec := xml.NewDecoder(budget)
-	dec.Strict = false
+	raw := xml.NewDecoder(budget)
+	raw.Strict = false
+	// Nesting bounded (xmlbound): encoding/xml keeps an entry per open
+	// element and DecodeElement follows the nesting whole, within the
+	// record's byte budget (millions of levels in a few MB).
+	dec := xmlbound.NewDecoder(raw, 0)
 	n := 0
 	invalid := func(line int, err error) error {
 		if errors.Is(err, errRecordTooLarge) {
@@ -57,7 +63,7 @@ func readCTGovXML(ctx context.Context, r io.Reader, src string, lim *readLimits,
 			break
 		}
 		if err != nil {
-			return invalid(lineOf(dec), err)
+			return invalid(rawLine(raw), err)
 		}
 		se, ok := tok.(xml.StartElement)
 		if !ok || se.Name.Local != "clinical_study" {
@@ -66,7 +72,7 @@ func readCTGovXML(ctx context.Context, r io.Reader, src string, lim *readLimits,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line := lineOf(dec)
+		line := rawLine(raw)
 		var rec ctgovXML
 		if err := dec.DecodeElement(&rec, &se); err != nil {
 			return invalid(line, err)
@@ -93,7 +99,8 @@ func readCTGovXML(ctx context.Context, r io.Reader, src string, lim *readLimits,
 	return nil
 }
 
-func lineOf(dec *xml.Decoder) int {
+// rawLine is the line the decoder reading the file has reached.
+func rawLine(dec *xml.Decoder) int {
 	line, _ := dec.InputPos()
 	return line
 }
