@@ -52,9 +52,45 @@ func (s *EvidenceScreen) keepUnsaved(r app.Reviewer, err error) {
 	}
 	s.unsavedMu.Unlock()
 	fyne.Do(func() {
-		s.setNotice(fmt.Sprintf("The review %q could not be saved when it was closed: %s. Its changes are kept in memory; when you close Clinsight, you can try again or save a copy elsewhere.",
-			r.Project().Name, saveProblem(err)))
+		s.unsavedNote = fmt.Sprintf("The review %q could not be saved when it was closed: %s. Its changes are kept in memory and saved as soon as the open review saves again; when you close Clinsight, you can try again or save a copy elsewhere.",
+			r.Project().Name, saveProblem(err))
+		s.setNotice(s.unsavedNote)
 	})
+}
+
+// retryUnsaved saves the reviews kept unsaved again, off the UI goroutine
+// (called on any goroutine when the open review was saved: the problem
+// may be solved), lets go of those saved, and clears the notice about
+// them once none is left.
+func (s *EvidenceScreen) retryUnsaved() {
+	s.unsavedMu.Lock()
+	if len(s.unsaved) == 0 || s.retrying {
+		s.unsavedMu.Unlock()
+		return
+	}
+	s.retrying = true
+	reviews := slices.Clone(s.unsaved)
+	s.unsavedMu.Unlock()
+	go func() {
+		for _, r := range reviews {
+			if err := r.Save(); err == nil {
+				s.logger.Info("evidence screen: a review kept unsaved is saved", "project", r.Project().Name)
+				s.letGo(r)
+			}
+		}
+		s.unsavedMu.Lock()
+		s.retrying = false
+		left := len(s.unsaved)
+		s.unsavedMu.Unlock()
+		if left == 0 {
+			fyne.Do(func() {
+				if s.unsavedNote != "" && s.notice.Text == s.unsavedNote {
+					s.clearNotice()
+				}
+				s.unsavedNote = ""
+			})
+		}
+	}()
 }
 
 // letGo forgets a review kept unsaved: it was saved, copied, or the user

@@ -189,3 +189,85 @@ func TestEvidenceCloseUnsavedOnQuit(t *testing.T) {
 		t.Errorf("the recovery copy's outcome: %q", got)
 	}
 }
+
+// TestEvidenceCloseUnsavedAfterSwitch: a review whose save fails when
+// another project is opened is not let go: a notice says so, it is not
+// reopened from its file while its changes are only in memory, and
+// closing the window asks about it (here the recovery copy fails too, and
+// the last note says the changes are lost before the window closes).
+func TestEvidenceCloseUnsavedAfterSwitch(t *testing.T) {
+	svc := newFakeReviews("lit")
+	first := fakeSearched(t, svc, "first")
+	fakeSearched(t, svc, "second")
+	s := openTestEvidenceScreen(t, svc, nil)
+	waitUntil(t, "the first project open", func() bool { return s.project().Name == "first" })
+	first.mu.Lock()
+	first.saveErr = &app.ReviewSaveError{Review: "first", Problem: "the disk is full; free some space on it"}
+	first.mu.Unlock()
+	onUI(t, func(testing.TB) { s.OpenProject("second") })
+	waitUntil(t, "the notice", func() bool {
+		return s.project().Name == "second" && strings.Contains(s.notice.Text, `The review "first" could not be saved when it was closed: the disk is full; free some space on it.`)
+	})
+	onUI(t, func(testing.TB) { s.OpenProject("first") })
+	waitUntil(t, "the refusal", func() bool { return strings.Contains(s.notice.Text, `The review "first" is not opened again`) })
+	onUI(t, func(t testing.TB) {
+		if got := s.project().Name; got != "second" {
+			t.Errorf("open: %q", got)
+		}
+	})
+	closed := false // on the UI goroutine
+	onUI(t, func(testing.TB) { s.closeReviews(func() { closed = true }) })
+	waitUntil(t, "the question", func() bool { return s.closeAsk != nil })
+	onUI(t, func(t testing.TB) {
+		if s.closeAsk.review != app.Reviewer(first) || !strings.Contains(s.closeAsk.message.Text, `The review "first" could not be saved: the disk is full`) || closed {
+			t.Errorf("asked about %q: %s (closed %v)", s.closeAsk.review.Project().Name, s.closeAsk.message.Text, closed)
+		}
+	})
+	tapOnUI(t, s.closeAsk.dismiss)
+	waitUntil(t, "the last note", func() bool { return s.closeNote != nil })
+	onUI(t, func(t testing.TB) {
+		if msg := s.closeNote.message.Text; !strings.Contains(msg, "no recovery copy could be written either") || !strings.Contains(msg, "are lost") || closed {
+			t.Errorf("the note: %s (closed %v)", msg, closed)
+		}
+	})
+	tapOnUI(t, s.closeNote.ok)
+	waitUntil(t, "the close to go on", func() bool { return closed })
+}
+
+// TestEvidenceUnsavedSavedWhenTheDiskTakesSavesAgain: a review kept
+// unsaved (its save failed when another project was opened) is saved as
+// soon as the open review saves again, its notice goes, and closing the
+// window then asks nothing.
+func TestEvidenceUnsavedSavedWhenTheDiskTakesSavesAgain(t *testing.T) {
+	svc := newFakeReviews("lit")
+	first := fakeSearched(t, svc, "first")
+	second := fakeSearched(t, svc, "second")
+	s := openTestEvidenceScreen(t, svc, nil)
+	waitUntil(t, "the first project open", func() bool { return s.project().Name == "first" })
+	first.mu.Lock()
+	first.saveErr = &app.ReviewSaveError{Review: "first", Problem: "the disk is full; free some space on it"}
+	first.mu.Unlock()
+	onUI(t, func(testing.TB) { s.OpenProject("second") })
+	waitUntil(t, "the notice", func() bool { return strings.Contains(s.notice.Text, `The review "first" could not be saved`) })
+	first.mu.Lock()
+	first.saveErr = nil // space freed
+	saves := first.saves
+	first.mu.Unlock()
+	if err := second.Save(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the notice gone", func() bool { return !s.notice.Visible() })
+	first.mu.Lock()
+	if first.saves == saves {
+		t.Error("the review kept unsaved was not saved again")
+	}
+	first.mu.Unlock()
+	closed := false // on the UI goroutine
+	onUI(t, func(testing.TB) { s.closeReviews(func() { closed = true }) })
+	waitUntil(t, "the close", func() bool { return closed })
+	onUI(t, func(t testing.TB) {
+		if s.closeAsk != nil {
+			t.Error("asked about a review that was saved")
+		}
+	})
+}

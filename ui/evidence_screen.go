@@ -67,6 +67,8 @@ type EvidenceScreen struct {
 	// Closing the window (evidence_close.go).
 	unsavedMu     sync.Mutex
 	unsaved       []app.Reviewer // closed reviews whose save failed: their changes are only in memory
+	retrying      bool           // unsaved being saved again (under unsavedMu)
+	unsavedNote   string         // the notice that says a review is kept unsaved (UI goroutine)
 	closeBegun    bool           // the window's close began: the open review joined the unsaved ones
 	closingWindow bool           // the reviews are being saved, or the user asked, before the window closes
 	closedForGood bool           // every review saved, copied or let go: the window closes
@@ -345,6 +347,9 @@ func (s *EvidenceScreen) setReview(r app.Reviewer) {
 	s.loadingTexts = map[string]bool{}
 	if r != nil {
 		r.OnSave(func(st app.SaveStatus) {
+			if st.Err == nil && !st.Pending {
+				s.retryUnsaved() // the disk takes a save again: those kept unsaved may save too
+			}
 			fyne.Do(func() {
 				if s.review == r {
 					s.showSaveStatus(st)
