@@ -3,11 +3,14 @@ package meta
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -282,4 +285,44 @@ func TestInterceptOnlyTracesMatchGeneral(t *testing.T) {
 			t.Fatalf("trial %d: trPPD %b, general %b", trial, got, want)
 		}
 	}
+}
+
+// A panic in a refit on a worker goroutine reaches the caller, as it did
+// before the refits were spread over goroutines, instead of ending the
+// program, and stops the other refits.
+func TestRefitPanicReachesCaller(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the refits run on one goroutine")
+	}
+	caller := goroutineID()
+	var callerRefits atomic.Int64
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "failed on a worker") {
+			t.Fatalf("recovered %v, want the worker's panic", r)
+		}
+		if n := callerRefits.Load(); n >= 1000 {
+			t.Errorf("the caller went on with all %d refits", n)
+		}
+	}()
+	_ = refits(context.Background(), "test", 1000, nil, func(i int) {
+		if goroutineID() != caller {
+			panic(fmt.Sprintf("refit %d failed on a worker", i))
+		}
+		callerRefits.Add(1)
+		x := 0.0 // a refit takes some work
+		for j := range 200000 {
+			x += math.Sqrt(float64(j))
+		}
+		if x < 0 {
+			t.Error("a sum of square roots below 0")
+		}
+	})
+}
+
+// goroutineID is the number of the calling goroutine, from its stack.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -104,8 +105,25 @@ func refits(ctx context.Context, what string, n int, prog progress.Func, fit fun
 		prog.Send(progress.Report{Stage: fmt.Sprintf("%s: %d of %d", what, d, n), Done: d, Total: int64(n), Unit: "refits"})
 	}
 	report(0)
+	// A panic in a refit stops the others and is raised again in the
+	// caller's goroutine (where it would have been without the workers).
+	var (
+		quit     atomic.Bool
+		panicMu  sync.Mutex
+		panicked any
+	)
 	work := func() {
-		for ctx.Err() == nil {
+		defer func() {
+			if r := recover(); r != nil {
+				quit.Store(true)
+				panicMu.Lock()
+				if panicked == nil {
+					panicked = fmt.Sprintf("%v\n%s", r, debug.Stack())
+				}
+				panicMu.Unlock()
+			}
+		}()
+		for ctx.Err() == nil && !quit.Load() {
 			i := next.Add(1) - 1
 			if i >= int64(n) {
 				return
@@ -128,6 +146,9 @@ func refits(ctx context.Context, what string, n int, prog progress.Func, fit fun
 	}
 	work()
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	if ctx.Err() != nil {
 		return stopped(ctx, what)
 	}
