@@ -14,26 +14,8 @@ import (
 	"time"
 
 	"github.com/clinsight/clinsight/app/evidence"
+	"github.com/clinsight/clinsight/internal/pipetest"
 )
-
-// within runs call, failing the test when it has not returned after 10
-// seconds; the named pipe at pipe is then opened for writing and closed,
-// so that a reader blocked on it gets the end of the file.
-func within(t *testing.T, pipe string, call func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- call() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(10 * time.Second):
-		if w, err := os.OpenFile(pipe, os.O_WRONLY, 0); err == nil {
-			w.Close()
-		}
-		t.Fatal("still reading after 10 s")
-		return nil
-	}
-}
 
 // allocatedBy returns the bytes fn allocates.
 func allocatedBy(fn func()) uint64 {
@@ -60,7 +42,7 @@ func TestReviewProjectFileNamedPipe(t *testing.T) {
 		t.Skip("no named pipes here:", err)
 	}
 	var names []string
-	err := within(t, pipe, func() error {
+	err := pipetest.CallWithin(t, pipe, func() error {
 		var err error
 		names, err = ws.ReviewProjects()
 		return err
@@ -68,15 +50,15 @@ func TestReviewProjectFileNamedPipe(t *testing.T) {
 	if err != nil || !slices.Contains(names, "piped") || !slices.Contains(names, "real") {
 		t.Errorf("list %v, %v", names, err)
 	}
-	err = within(t, pipe, func() error { _, err := ws.LoadReviewProject("piped"); return err })
+	err = pipetest.CallWithin(t, pipe, func() error { _, err := ws.LoadReviewProject("piped"); return err })
 	if err == nil || !strings.Contains(err.Error(), "piped.json is a named pipe, not a file") {
 		t.Errorf("open: %v", err)
 	}
-	err = within(t, pipe, func() error { return ws.SaveReviewProject(evidence.NewProject("piped", "lit", reviewPICO)) })
+	err = pipetest.CallWithin(t, pipe, func() error { return ws.SaveReviewProject(evidence.NewProject("piped", "lit", reviewPICO)) })
 	if err == nil || !strings.Contains(err.Error(), "not saving over") || !strings.Contains(err.Error(), "named pipe") {
 		t.Errorf("save: %v", err)
 	}
-	err = within(t, pipe, func() error { _, err := ws.Reviews().Create("piped", "lit", reviewPICO); return err })
+	err = pipetest.CallWithin(t, pipe, func() error { _, err := ws.Reviews().Create("piped", "lit", reviewPICO); return err })
 	if err == nil || !strings.Contains(err.Error(), `a review project named "piped" exists`) {
 		t.Errorf("create: %v", err)
 	}
@@ -164,7 +146,7 @@ func TestReviewImportDecisionsRefusesHostileFiles(t *testing.T) {
 		dir:  "is a folder, not a file",
 	} {
 		var alloc uint64
-		err := within(t, pipe, func() error {
+		err := pipetest.CallWithin(t, pipe, func() error {
 			var err error
 			alloc = allocatedBy(func() { _, err = r.ImportDecisions(path) })
 			return err

@@ -28,12 +28,11 @@ func unsavedAtClose(t *testing.T) (*MainWindow, *app.Workspace, string, string) 
 	return mw, ws, saved, recovery
 }
 
-// unsavedReview is unsavedAtClose without closing.
-func unsavedReview(t *testing.T) (*MainWindow, *app.Workspace, string, string) {
+// reviewWithPendingEdit opens the main window on ws, creates the review
+// "On close" and waits for it to be saved, then edits its outcome ("local
+// tumor progression"): that edit is pending, not saved yet.
+func reviewWithPendingEdit(t *testing.T, ws *app.Workspace) *MainWindow {
 	t.Helper()
-	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache) // before the window: its cleanup runs first
-	ws, _ := newLiteratureWorkspace(t, false)
 	mw := newTestMainWindow(t, ws)
 	s := mw.Evidence
 	waitUntil(t, "the sources listed", func() bool { return slices.Contains(s.sources, "lit") })
@@ -47,6 +46,16 @@ func unsavedReview(t *testing.T) (*MainWindow, *app.Workspace, string, string) {
 			t.Fatalf("the edit is not pending: %q", s.saveState.Text)
 		}
 	})
+	return mw
+}
+
+// unsavedReview is unsavedAtClose without closing.
+func unsavedReview(t *testing.T) (*MainWindow, *app.Workspace, string, string) {
+	t.Helper()
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache) // before the window: its cleanup runs first
+	ws, _ := newLiteratureWorkspace(t, false)
+	mw := reviewWithPendingEdit(t, ws)
 	moved := ws.ReviewsDir() + ".moved"
 	if err := os.Rename(ws.ReviewsDir(), moved); err != nil {
 		t.Fatal(err)

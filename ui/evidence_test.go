@@ -598,18 +598,11 @@ func TestEvidenceScreenImportLiterature(t *testing.T) {
 
 func TestEvidenceScreenSavesOnClose(t *testing.T) {
 	ws, _ := newLiteratureWorkspace(t, false)
-	mw := newTestMainWindow(t, ws)
-	s := mw.Evidence
-	waitUntil(t, "the sources listed", func() bool { return slices.Contains(s.sources, "lit") })
-	onUI(t, func(testing.TB) {
-		s.NewProject("On close", "lit", evidence.PICO{Population: "patients with hepatocellular carcinoma", Intervention: "microwave ablation"})
-	})
-	waitSaved(t, s)
-	// An edit, then the window is closed before the review saves it.
+	mw := reviewWithPendingEdit(t, ws)
+	// The window is closed before the review saves the edit.
 	onUI(t, func(t testing.TB) {
-		s.pico.entries[3].SetText("local tumor progression")
-		if s.saveState.Text != "unsaved changes…" {
-			t.Fatalf("the edit is not pending: %q", s.saveState.Text)
+		if st := mw.Evidence.saveState.Text; st != "unsaved changes…" {
+			t.Fatalf("the edit is no longer pending at close: %q", st)
 		}
 		mw.Window.Close()
 	})

@@ -9,30 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-)
 
-// callWithin runs call, failing the test when it has not returned after
-// 10 seconds. A named pipe at pipe (when not "") is then opened for
-// writing and closed, so that a reader blocked on it gets the end of the
-// file and the test binary does not keep a goroutine blocked for ever.
-func callWithin(t *testing.T, pipe string, call func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- call() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(10 * time.Second):
-		if pipe != "" {
-			if w, err := os.OpenFile(pipe, os.O_WRONLY, 0); err == nil {
-				w.Close()
-			}
-		}
-		t.Fatal("still reading after 10 s")
-		return nil
-	}
-}
+	"github.com/clinsight/clinsight/internal/pipetest"
+)
 
 // TestImportRefusesWhatIsNotAFile imports a named pipe (opening it waited
 // for a writer for ever, deaf to Cancel and Ctrl-C), a folder and a
@@ -64,7 +43,7 @@ func TestImportRefusesWhatIsNotAFile(t *testing.T) {
 			continue
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		err := callWithin(t, pipe, func() error {
+		err := pipetest.CallWithin(t, pipe, func() error {
 			_, err := Import(ctx, db, c.path, c.opts)
 			return err
 		})
