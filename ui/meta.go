@@ -55,6 +55,7 @@ type MetaScreen struct {
 	hk          *widget.Check
 	exportBtn   *widget.Button
 	status      *widget.Label
+	stopBtn     *widget.Button // shown while an analysis runs
 	errLabel    *widget.Label
 	summary     *widget.Table
 	notes       *widget.Label
@@ -130,6 +131,8 @@ func NewMetaScreen(ctx context.Context, svc app.MetaService, w fyne.Window, vers
 
 	s.status = widget.NewLabel("")
 	s.status.Truncation = fyne.TextTruncateEllipsis
+	s.stopBtn = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), s.StopAnalysis)
+	s.stopBtn.Hide()
 	s.errLabel = widget.NewLabel("")
 	s.errLabel.Wrapping = fyne.TextWrapWord
 	s.errLabel.Importance = widget.DangerImportance
@@ -203,7 +206,7 @@ func NewMetaScreen(ctx context.Context, svc app.MetaService, w fyne.Window, vers
 	)
 	results := container.NewVSplit(plots, container.NewBorder(nil, container.NewVScroll(s.notes), nil, nil, s.summary))
 	results.Offset = 0.6
-	right := container.NewBorder(container.NewVBox(toolbar, s.status), nil, nil, nil, results)
+	right := container.NewBorder(container.NewVBox(toolbar, container.NewBorder(nil, nil, nil, s.stopBtn, s.status)), nil, nil, nil, results)
 	split := container.NewHSplit(left, right)
 	split.Offset = 0.49 // the study table's form needs 485 pixels: it fits a 1024-pixel window
 	s.content = split
@@ -475,6 +478,7 @@ func (s *MetaScreen) analyse() {
 	s.stopRun = stop
 	s.mu.Unlock()
 	s.status.SetText("Analysing…")
+	s.stopBtn.Show()
 	plan.Progress = func(p progress.Report) {
 		fyne.Do(func() {
 			if !s.stale(gen) {
@@ -493,6 +497,7 @@ func (s *MetaScreen) analyse() {
 			if s.stale(gen) {
 				return
 			}
+			s.stopBtn.Hide()
 			if err != nil {
 				s.clearResult()
 				s.status.SetText("Not analysed")
@@ -558,9 +563,21 @@ func (s *MetaScreen) hideError() {
 	s.errLabel.Hide()
 }
 
-// nextGen starts a new load or analysis; results of earlier ones are
-// dropped and an analysis under way is stopped.
+// StopAnalysis stops the analysis under way (the Stop button beside the
+// status line). The result shown is cleared: it belongs to the settings
+// before the stopped analysis.
+func (s *MetaScreen) StopAnalysis() {
+	s.nextGen()
+	s.clearResult()
+	s.hideError()
+	s.status.SetText("Analysis stopped: change a setting or choose Apply and reload to analyse again")
+}
+
+// nextGen starts a new load or analysis (on the UI goroutine); results of
+// earlier ones are dropped, an analysis under way is stopped and its Stop
+// button hidden.
 func (s *MetaScreen) nextGen() int {
+	s.stopBtn.Hide()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
