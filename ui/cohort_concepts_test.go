@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 
 	"github.com/clinsight/clinsight/app"
 	"github.com/clinsight/clinsight/app/cohort"
@@ -160,8 +159,9 @@ func TestScreenshotCohortConcepts(t *testing.T) {
 	if err := ws.UpdateConfig(func(c *app.Config) { c.OllamaHost = "http://127.0.0.1:1" }); err != nil {
 		t.Fatal(err)
 	}
-	onUI(t, func(testing.TB) { a.Settings().SetTheme(NewTheme()) })
-	t.Cleanup(func() { onUI(t, func(testing.TB) { a.Settings().SetTheme(test.NewTheme()) }) })
+	var prev fyne.Theme // restored after, not replaced by another: later tests size screens with it
+	onUI(t, func(testing.TB) { prev = a.Settings().Theme(); a.Settings().SetTheme(NewTheme()) })
+	t.Cleanup(func() { onUI(t, func(testing.TB) { a.Settings().SetTheme(prev) }) })
 	mw := newTestMainWindow(t, ws)
 	t.Cleanup(func() { onUI(t, func(testing.TB) { mw.Window.Close() }) })
 	s := mw.Cohort
