@@ -1,4 +1,4 @@
-package localllm_test
+package main
 
 import (
 	"os"
