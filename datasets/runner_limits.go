@@ -79,8 +79,6 @@ type AbandonedStatements struct {
 
 	mu sync.Mutex
 	n  int
-	// none is closed while n is 0.
-	none chan struct{}
 }
 
 // NewAbandonedStatements returns a count that refuses new statements while
@@ -90,9 +88,7 @@ func NewAbandonedStatements(max int) *AbandonedStatements {
 	if max <= 0 {
 		max = DefaultMaxAbandoned
 	}
-	none := make(chan struct{})
-	close(none)
-	return &AbandonedStatements{max: max, none: none}
+	return &AbandonedStatements{max: max}
 }
 
 // Running returns the number of abandoned statements still running.
@@ -115,9 +111,6 @@ func (a *AbandonedStatements) admit() error {
 func (a *AbandonedStatements) add() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.n == 0 {
-		a.none = make(chan struct{})
-	}
 	a.n++
 	return a.n
 }
@@ -126,23 +119,7 @@ func (a *AbandonedStatements) done() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.n--
-	if a.n == 0 {
-		close(a.none)
-	}
 	return a.n
-}
-
-// wait waits until no abandoned statement is running, or ctx ends.
-func (a *AbandonedStatements) wait(ctx context.Context) error {
-	a.mu.Lock()
-	none := a.none
-	a.mu.Unlock()
-	select {
-	case <-none:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // StillRunningError reports a statement refused because statements
